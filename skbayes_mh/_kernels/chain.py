@@ -1,0 +1,96 @@
+"""The chain loop: propose by a Gaussian random walk, ask an acceptance test, record."""
+import math
+
+import numpy as np
+from numba import types
+
+from .barker import barker_decide
+from .metropolis import metropolis_decide
+from .minibatch import minibatch_barker_decide
+from ._jit import (DATA, F8, FLAGS, I8, INDEX, LOG_PRIOR, LOGLIK, MATRIX, RNG,
+                   STATUS_BAD_LOG_PRIOR, STATUS_OK, VECTOR, jit)
+
+#: Which decision kernel ``run_chain`` calls, by the ``kernel_id`` of an acceptance object.
+METROPOLIS = 0
+BARKER = 1
+MINIBATCH_BARKER = 2
+
+
+@jit
+def decide(kernel_id, loglik, data, theta, theta_prop, log_psi, inv_temperature, loglik_sum,
+           params, correction_support, correction_cdf, index_pool, scratch, rng):
+    """Dispatch to the decision kernel ``kernel_id`` (all share ``DECIDE_SIGNATURE``)."""
+    if kernel_id == METROPOLIS:
+        return metropolis_decide(loglik, data, theta, theta_prop, log_psi, inv_temperature,
+                                 loglik_sum, params, correction_support, correction_cdf,
+                                 index_pool, scratch, rng)
+    if kernel_id == BARKER:
+        return barker_decide(loglik, data, theta, theta_prop, log_psi, inv_temperature,
+                             loglik_sum, params, correction_support, correction_cdf,
+                             index_pool, scratch, rng)
+    return minibatch_barker_decide(loglik, data, theta, theta_prop, log_psi, inv_temperature,
+                                   loglik_sum, params, correction_support, correction_cdf,
+                                   index_pool, scratch, rng)
+
+
+@jit(types.Tuple((I8, I8))(LOGLIK, LOG_PRIOR, DATA, VECTOR, VECTOR, I8, VECTOR, VECTOR, VECTOR,
+                           F8, RNG, MATRIX, FLAGS, INDEX))
+def run_chain(loglik, log_prior, data, theta, step, kernel_id, params, correction_support,
+              correction_cdf, inv_temperature, rng, out_draws, out_accepted, out_n_read):
+    """Run ``out_draws.shape[0]`` random-walk Metropolis-Hastings iterations from ``theta``.
+
+    Parameters
+    ----------
+    loglik, log_prior : first-class functions of types ``LOGLIK`` and ``LOG_PRIOR``.
+    data : (N, p) read-only array
+    theta : (d,) array
+        The current state; it holds the final state on return. Its log-prior must be finite.
+    step : (d,) array
+        Per-coordinate standard deviation of the Gaussian random walk.
+    kernel_id, params, correction_support, correction_cdf
+        The acceptance test: which decision kernel and its packed parameters.
+    inv_temperature : float
+        ``1 / K``: every log-likelihood ratio is scaled by it (the prior is not).
+    rng : numpy.random.Generator
+        This chain's own generator.
+    out_draws : (n_iter, d) array, out_accepted : (n_iter,) bool, out_n_read : (n_iter,) int64
+        Filled with the state after each iteration, whether it accepted, and the number of
+        data rows its test read.
+
+    Returns
+    -------
+    status : int
+        ``STATUS_OK`` or the code of the first failure.
+    iteration : int
+        The iteration where the failure happened (-1 when ``status`` is OK).
+    """
+    n_iter, d = out_draws.shape
+    theta_prop = np.empty(d)
+    index_pool = np.arange(data.shape[0])
+    scratch = np.empty(data.shape[0])
+    log_prior_current = log_prior(theta)
+    loglik_sum = math.nan  # the cached full-data log-likelihood of theta, when a test knows it
+    for it in range(n_iter):
+        for k in range(d):
+            theta_prop[k] = theta[k] + step[k] * rng.standard_normal()
+        log_prior_prop = log_prior(theta_prop)
+        if math.isnan(log_prior_prop) or log_prior_prop == math.inf:
+            return STATUS_BAD_LOG_PRIOR, it
+        is_accepted = False
+        n_read = 0
+        if log_prior_prop > -math.inf:  # a proposal outside the prior's support is rejected unread
+            # The random walk is symmetric, so log_psi is the log prior ratio alone.
+            log_psi = log_prior_prop - log_prior_current
+            is_accepted, n_read, loglik_sum_prop, status = decide(
+                kernel_id, loglik, data, theta, theta_prop, log_psi, inv_temperature,
+                loglik_sum, params, correction_support, correction_cdf, index_pool, scratch, rng)
+            if status != STATUS_OK:
+                return status, it
+            if is_accepted:
+                theta[:] = theta_prop
+                log_prior_current = log_prior_prop
+                loglik_sum = loglik_sum_prop
+        out_draws[it] = theta
+        out_accepted[it] = is_accepted
+        out_n_read[it] = n_read
+    return STATUS_OK, -1

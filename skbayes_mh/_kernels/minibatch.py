@@ -1,0 +1,103 @@
+"""The minibatch Barker test with an additive correction variable (Seita, Pan, Chen and
+Canny, "An Efficient Minibatch Acceptance Test for Metropolis-Hastings", UAI 2017,
+Algorithm 1).
+
+Packed ``params``: ``[batch_size, sigma, delta]`` with ``delta = NaN`` for "no
+Berry-Esseen requirement".
+"""
+import math
+
+from ._common import draw_without_replacement, sample_discrete
+from ._jit import DECIDE_SIGNATURE, F8, I8, STATUS_BAD_LOGLIK, STATUS_OK, VECTOR, jit
+
+#: Constants of the Berry-Esseen bound for sampling without replacement that the paper's
+#: Corollary 1 uses: sup_x |P(standardised mean < x) - Phi(x)| <= (6.4 E|X|^3 + 2 E|X|) / sqrt(b).
+BERRY_ESSEEN_THIRD_MOMENT = 6.4
+BERRY_ESSEEN_FIRST_MOMENT = 2.0
+
+
+@jit(F8(VECTOR, I8, F8))
+def berry_esseen_bound(values, count, mean):
+    """The Corollary 1 bound for the first ``count`` entries of ``values``.
+
+    The standardised absolute moments ``E|X|`` and ``E|X|^3`` of the per-datum log ratios
+    are estimated from the minibatch itself. A batch with zero spread is exact (bound 0).
+    """
+    m2 = 0.0
+    for j in range(count):
+        m2 += (values[j] - mean) ** 2
+    m2 /= count
+    if m2 == 0.0:
+        return 0.0
+    sd = math.sqrt(m2)
+    m1 = 0.0
+    m3 = 0.0
+    for j in range(count):
+        z = abs(values[j] - mean) / sd
+        m1 += z
+        m3 += z * z * z
+    m1 /= count
+    m3 /= count
+    return (BERRY_ESSEEN_THIRD_MOMENT * m3 + BERRY_ESSEEN_FIRST_MOMENT * m1) / math.sqrt(count)
+
+
+@jit(DECIDE_SIGNATURE)
+def minibatch_barker_decide(loglik, data, theta, theta_prop, log_psi, inv_temperature,
+                            loglik_sum, params, correction_support, correction_cdf,
+                            index_pool, scratch, rng):
+    """Grow a random minibatch until the variance of ``Delta*`` is below ``sigma^2``, then
+    accept iff ``Delta* + X_nc + X_corr > 0``. See ``_jit.DECIDE_SIGNATURE``.
+
+    ``Delta* = N mean_b(lambda_i) + log_psi`` with ``lambda_i = (l_i(theta') - l_i(theta)) / K``
+    and its variance ``s^2 = N^2 (S_b^2 / b) (1 - b / N)`` (sample variance ``S_b^2``, the
+    finite-population correction makes ``s^2 = 0`` at ``b = N``, where the test is the exact
+    Barker test). ``X_nc ~ N(0, sigma^2 - s^2)`` and ``X_corr`` comes from the correction
+    distribution, so ``Delta* - Delta + X_nc + X_corr`` is approximately standard logistic.
+    The noise is always added: there is no shortcut for large ``|Delta* / s|``.
+    """
+    n = data.shape[0]
+    batch_size = int(params[0])
+    sigma2 = params[1] * params[1]
+    delta_max = params[2]
+    count = 0
+    # Sums of (lambda_i - shift) and its square; shifting by the first value keeps the
+    # variance free of cancellation without a division per row.
+    shift = 0.0
+    sum1 = 0.0
+    sum2 = 0.0
+    mean = 0.0
+    s2 = 0.0
+    while True:
+        grow = min(batch_size, n - count)
+        draw_without_replacement(index_pool, count, grow, rng)
+        for j in range(count, count + grow):
+            i = index_pool[j]
+            l_prop = loglik(theta_prop, data, i)
+            l_current = loglik(theta, data, i)
+            if math.isnan(l_prop) or math.isnan(l_current) or l_prop == math.inf or l_current == math.inf:
+                return False, j + 1, math.nan, STATUS_BAD_LOGLIK
+            if l_prop == -math.inf:  # the proposal has zero likelihood: Delta = -inf
+                return False, j + 1, math.nan, STATUS_OK
+            if l_current == -math.inf:  # the current state has zero likelihood: Delta = +inf
+                return True, j + 1, math.nan, STATUS_OK
+            value = (l_prop - l_current) * inv_temperature
+            scratch[j] = value
+            if j == 0:
+                shift = value
+            sum1 += value - shift
+            sum2 += (value - shift) * (value - shift)
+        count += grow
+        mean = shift + sum1 / count
+        if count == n:
+            s2 = 0.0
+            break
+        if count >= 2:
+            sample_variance = max(sum2 - sum1 * sum1 / count, 0.0) / (count - 1)
+            s2 = n * n * sample_variance / count * (1.0 - count / n)
+            if s2 < sigma2 and (math.isnan(delta_max)
+                                or berry_esseen_bound(scratch, count, mean) <= delta_max):
+                break
+    delta_star = n * mean + log_psi
+    x_nc = math.sqrt(sigma2 - s2) * rng.standard_normal()
+    x_corr = sample_discrete(correction_support, correction_cdf, rng)
+    return delta_star + x_nc + x_corr > 0.0, count, math.nan, STATUS_OK

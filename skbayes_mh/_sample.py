@@ -1,0 +1,165 @@
+"""``skbayes_mh.sample``: random-walk Metropolis-Hastings for any per-datum likelihood."""
+import numbers
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from ._kernels._common import flat_log_prior, loglik_sum
+from ._kernels._jit import STATUS_BAD_LOG_PRIOR, STATUS_OK
+from ._kernels.chain import run_chain
+from ._validation import check_array, check_jitted, check_scalar, check_step_size, read_only
+from .acceptance import AcceptanceTest, resolve_acceptance
+
+
+@dataclass
+class SampleResult:
+    """What :func:`sample` returns.
+
+    Attributes
+    ----------
+    draws : ndarray of shape (n_samples, d)
+        The chain after burn-in, one row per iteration.
+    accepted : ndarray of shape (n_samples,), bool
+        Whether each iteration accepted its proposal.
+    n_data_read : ndarray of shape (n_samples,), int
+        Data rows each iteration's test read.
+    acceptance : AcceptanceTest
+        The test that was used (a validated copy).
+    step_size : ndarray of shape (d,)
+        Per-coordinate random-walk standard deviation.
+    temperature : float
+    n_data : int
+        Rows of ``data``.
+    seconds : float
+        Wall time of the kept iterations (burn-in excluded).
+    """
+
+    draws: np.ndarray
+    accepted: np.ndarray
+    n_data_read: np.ndarray
+    acceptance: AcceptanceTest
+    step_size: np.ndarray
+    temperature: float
+    n_data: int
+    seconds: float = field(default=float("nan"))
+
+    @property
+    def acceptance_rate(self):
+        """float: fraction of kept iterations that accepted."""
+        return float(np.mean(self.accepted))
+
+    @property
+    def mean_data_read(self):
+        """float: average data rows read per test."""
+        return float(np.mean(self.n_data_read))
+
+    def __repr__(self):
+        n, d = self.draws.shape
+        return (f"SampleResult(n_samples={n}, d={d}, acceptance={self.acceptance!r}, "
+                f"acceptance_rate={self.acceptance_rate:.3f}, "
+                f"mean_data_read={self.mean_data_read:.1f} of {self.n_data})")
+
+
+def _raise_for_status(status, iteration, what):
+    if status == STATUS_OK:
+        return
+    if status == STATUS_BAD_LOG_PRIOR:
+        raise ValueError(f"log_prior returned NaN or +inf at {what} iteration {iteration}.")
+    raise ValueError(f"loglik returned NaN or +inf at {what} iteration {iteration}; "
+                     "return -inf for a parameter with zero likelihood.")
+
+
+def _iterate(loglik, log_prior, data, theta, step, acceptance, inv_temperature, rng, n_iter, what):
+    """Run ``n_iter`` iterations of the chain from ``theta`` (updated in place)."""
+    draws = np.empty((n_iter, theta.size))
+    accepted = np.empty(n_iter, dtype=np.bool_)
+    n_read = np.empty(n_iter, dtype=np.int64)
+    support, cdf = acceptance._correction_arrays()
+    status, iteration = run_chain(loglik, log_prior, data, theta, step, acceptance._kernel_id,
+                                  acceptance._kernel_params(), support, cdf, inv_temperature,
+                                  rng, draws, accepted, n_read)
+    _raise_for_status(status, iteration, what)
+    return draws, accepted, n_read
+
+
+def sample(loglik, data, theta0, *, step_size, log_prior=None, acceptance="minibatch",
+           n_samples=1000, n_burnin=0, temperature=1.0, random_state=None):
+    """Sample a posterior by random-walk Metropolis-Hastings with a pluggable acceptance test.
+
+    The target is ``p(theta) prod_i p(x_i | theta)^(1/K)`` with ``K = temperature``.
+
+    Parameters
+    ----------
+    loglik : numba.njit function ``loglik(theta, data, i) -> float``
+        ``log p(x_i | theta)`` for row ``i`` of ``data``; ``theta`` is a (d,) float64
+        array, ``data`` the read-only (N, p) float64 array and ``i`` an int64. Return
+        ``-inf`` where the likelihood is zero; NaN is an error.
+    data : array-like of shape (N, p)
+        The data, one datum per row (a 1-D array is not accepted: reshape it to (N, 1)).
+    theta0 : array-like of shape (d,)
+        Starting point; it must have finite log-prior and log-likelihood.
+    step_size : float or array-like of shape (d,)
+        Standard deviation of the Gaussian random-walk proposal, for all or per coordinate.
+    log_prior : numba.njit function ``log_prior(theta) -> float`` or None, default=None
+        Log prior density up to a constant (never tempered); None is the flat prior.
+    acceptance : str or AcceptanceTest, default="minibatch"
+        ``"metropolis"``, ``"barker"``, ``"minibatch"`` or an object from
+        :mod:`skbayes_mh.acceptance`.
+    n_samples : int, default=1000
+        Iterations kept.
+    n_burnin : int, default=0
+        Iterations run first and discarded.
+    temperature : float, default=1.0
+        ``K > 0``: every log-likelihood ratio is scaled by ``1/K``.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the chain's own generator.
+
+    Returns
+    -------
+    SampleResult
+        ``draws`` (n_samples, d), ``accepted`` (n_samples,), ``n_data_read`` (n_samples,),
+        ``acceptance_rate`` and more.
+
+    Examples
+    --------
+    >>> import numba, numpy as np
+    >>> from skbayes_mh import sample
+    >>> @numba.njit
+    ... def gaussian_loglik(theta, data, i):
+    ...     return -0.5 * (data[i, 0] - theta[0]) ** 2
+    >>> x = np.random.default_rng(0).normal(0.5, 1.0, size=(10_000, 1))
+    >>> result = sample(gaussian_loglik, x, [0.5], step_size=0.01, acceptance="metropolis",
+    ...                 n_samples=2000, random_state=0)
+    >>> result.draws.shape
+    (2000, 1)
+    """
+    acceptance = resolve_acceptance(acceptance)
+    data = read_only(check_array(data, "data", ndim=2))
+    theta = check_array(theta0, "theta0", ndim=1).copy()
+    step = check_step_size(step_size, theta.size)
+    check_scalar(n_samples, "n_samples", numbers.Integral, 1)
+    check_scalar(n_burnin, "n_burnin", numbers.Integral, 0)
+    check_scalar(temperature, "temperature", numbers.Real, 0, low_inclusive=False)
+    check_jitted(loglik, "loglik", (theta, data, np.int64(0)))
+    if log_prior is None:
+        log_prior = flat_log_prior
+    if not np.isfinite(check_jitted(log_prior, "log_prior", (theta,))):
+        raise ValueError("theta0 must have a finite log_prior.")
+    total, status = loglik_sum(loglik, data, theta)
+    _raise_for_status(status, 0, "the starting point, before")
+    if not np.isfinite(total):
+        raise ValueError("theta0 has zero likelihood (loglik is -inf for some row).")
+
+    rng = np.random.default_rng(check_random_state(random_state).randint(2**31 - 1))
+    inv_temperature = 1.0 / float(temperature)
+    if n_burnin:
+        _iterate(loglik, log_prior, data, theta, step, acceptance, inv_temperature, rng,
+                 n_burnin, "burn-in")
+    start = time.perf_counter()
+    draws, accepted, n_read = _iterate(loglik, log_prior, data, theta, step, acceptance,
+                                       inv_temperature, rng, n_samples, "sampling")
+    return SampleResult(draws=draws, accepted=accepted, n_data_read=n_read,
+                        acceptance=acceptance, step_size=step, temperature=float(temperature),
+                        n_data=data.shape[0], seconds=time.perf_counter() - start)

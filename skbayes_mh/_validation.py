@@ -1,0 +1,71 @@
+"""Checks at the Python boundary, before anything reaches numba: every failure is a
+ValueError/TypeError naming the parameter, never a numba traceback."""
+import numbers
+
+import numpy as np
+from numba.core.dispatcher import Dispatcher
+
+
+def check_jitted(function, name, example_args):
+    """Check that ``function`` is a numba.njit function that compiles and returns a real
+    number for ``example_args``."""
+    if not callable(function):
+        raise TypeError(f"{name} must be a numba.njit function; got a non-callable "
+                        f"{type(function).__name__}.")
+    if not isinstance(function, Dispatcher):
+        raise TypeError(f"{name} must be compiled with numba.njit (so that the chain loop can "
+                        f"call it without the GIL); got the plain Python callable {function!r}. "
+                        f"Decorate it with @numba.njit.")
+    try:
+        value = function(*example_args)
+    except Exception as error:  # numba typing errors come in many classes
+        raise TypeError(f"{name} could not be compiled or called with the documented "
+                        f"arguments: {type(error).__name__}: {error}") from error
+    if not isinstance(value, numbers.Real) or isinstance(value, bool):
+        raise TypeError(f"{name} must return a float; it returned {type(value).__name__}.")
+    return float(value)
+
+
+def check_array(array, name, ndim):
+    """float64, C-contiguous, finite, non-empty array of ``ndim`` dimensions."""
+    try:
+        array = np.ascontiguousarray(array, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"{name} must be an array of real numbers: {error}") from error
+    if array.ndim != ndim:
+        raise ValueError(f"{name} must be a {ndim}-D array; got shape {array.shape}.")
+    if array.size == 0:
+        raise ValueError(f"{name} is empty (shape {array.shape}).")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} contains NaN or infinity.")
+    return array
+
+
+def read_only(array):
+    """A read-only view (no copy): the kernels take data as read-only, so writable arrays
+    and read-only memmaps compile to one signature."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+def check_step_size(step_size, n_dim):
+    """A positive scalar or (n_dim,) array -> (n_dim,) float64 array."""
+    step = np.asarray(step_size, dtype=np.float64) if not isinstance(step_size, str) else None
+    if step is None or step.ndim > 1 or (step.ndim == 1 and step.shape != (n_dim,)):
+        raise ValueError(f"step_size must be a positive number or an array of {n_dim} positive "
+                         f"numbers (one per coordinate); got {step_size!r}.")
+    if not np.all(np.isfinite(step)) or np.any(step <= 0):
+        raise ValueError(f"step_size must be positive and finite; got {step_size!r}.")
+    return np.array(np.broadcast_to(step, (n_dim,)), dtype=np.float64)  # a writable copy
+
+
+def check_scalar(value, name, kind, low, low_inclusive=True):
+    """A scalar of ``kind`` (numbers.Integral or numbers.Real) at or above ``low``."""
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise TypeError(f"{name} must be {'an integer' if kind is numbers.Integral else 'a real number'}; "
+                        f"got {value!r}.")
+    if not np.isfinite(value) or value < low or (value == low and not low_inclusive):
+        relation = ">=" if low_inclusive else ">"
+        raise ValueError(f"{name} must be finite and {relation} {low}; got {value!r}.")
+    return value

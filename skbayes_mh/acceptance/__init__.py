@@ -1,0 +1,49 @@
+"""Acceptance tests: small parameter objects, selectable by name.
+
+======================  =====================  ===========================================
+name                    class                  decision
+======================  =====================  ===========================================
+``"metropolis"``        :class:`Metropolis`    exact, full data, ``min(1, exp(Delta))``
+``"barker"``            :class:`Barker`        exact, full data, ``1 / (1 + exp(-Delta))``
+``"minibatch"``         :class:`MinibatchBarker`  Barker test on adaptive random minibatches
+======================  =====================  ===========================================
+"""
+from sklearn.base import clone
+
+from ._base import AcceptanceTest
+from .barker import Barker
+from .correction import CorrectionDistribution
+from .metropolis import Metropolis
+from .minibatch import MinibatchBarker
+
+#: name -> class of every acceptance test available by name.
+ACCEPTANCE_TESTS = {cls.name: cls for cls in (Metropolis, Barker, MinibatchBarker)}
+
+
+def resolve_acceptance(acceptance):
+    """Turn ``acceptance`` (a registry name or an :class:`AcceptanceTest`) into a validated
+    fresh object; an object is cloned, never modified.
+
+    Raises
+    ------
+    ValueError
+        Unknown name or invalid parameters.
+    TypeError
+        Neither a string nor an :class:`AcceptanceTest`.
+    """
+    if isinstance(acceptance, str):
+        try:
+            return ACCEPTANCE_TESTS[acceptance]().validate()
+        except KeyError:
+            raise ValueError(
+                f"Unknown acceptance test {acceptance!r}; the parameter 'acceptance' must be "
+                f"one of {sorted(ACCEPTANCE_TESTS)} or an AcceptanceTest object.") from None
+    if isinstance(acceptance, AcceptanceTest):
+        return clone(acceptance).validate()
+    raise TypeError("The parameter 'acceptance' must be a name "
+                    f"{sorted(ACCEPTANCE_TESTS)} or an AcceptanceTest object; "
+                    f"got {type(acceptance).__name__}.")
+
+
+__all__ = ["ACCEPTANCE_TESTS", "AcceptanceTest", "Barker", "CorrectionDistribution",
+           "Metropolis", "MinibatchBarker", "resolve_acceptance"]

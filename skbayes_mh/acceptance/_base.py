@@ -1,0 +1,45 @@
+"""What every acceptance test object is: a small, validated set of parameters and the name
+of the numba decision kernel that uses them. No numba here."""
+import numpy as np
+from sklearn.base import BaseEstimator
+
+_NO_CORRECTION = (np.zeros(1), np.ones(1))
+
+
+class AcceptanceTest(BaseEstimator):
+    """Base class of the acceptance tests.
+
+    Subclasses store their parameters in ``__init__`` unmodified (as scikit-learn estimators
+    do: ``get_params``, ``set_params``, ``clone`` and ``GridSearchCV`` work on them), declare
+    ``_parameter_constraints``, and say which decision kernel runs them.
+
+    Attributes
+    ----------
+    name : str
+        The registry name (``acceptance="name"``).
+    exact : bool
+        Whether the test targets the exact posterior (reads all the data or uses an
+        exact auxiliary-variable scheme).
+    """
+
+    name = None
+    exact = False
+    _kernel_id = None
+
+    def validate(self):
+        """Check the parameters; raise ``ValueError``/``TypeError`` naming the bad one."""
+        self._validate_params()
+        return self
+
+    def _kernel_params(self):
+        """float64 array: the parameters in the layout the decision kernel reads."""
+        return np.zeros(1)
+
+    def _correction_arrays(self):
+        """(support, cumulative weights) of an additive correction variable, if any."""
+        return _NO_CORRECTION
+
+    def stated_error(self):
+        """float: the bound on the per-test error in acceptance probability that the test
+        guarantees or states (0 for exact tests, NaN when it states none)."""
+        return 0.0 if self.exact else float("nan")

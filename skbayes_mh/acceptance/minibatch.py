@@ -1,0 +1,84 @@
+"""The minibatch Barker test with an additive correction variable."""
+import numbers
+
+import numpy as np
+from sklearn.utils._param_validation import Interval
+
+from .._kernels.chain import MINIBATCH_BARKER
+from ._base import AcceptanceTest
+from .correction import SIGMA_RANGE, CorrectionDistribution
+
+
+class MinibatchBarker(AcceptanceTest):
+    """The minibatch acceptance test of Seita, Pan, Chen and Canny (their Algorithm 1).
+
+    Per test: draw a random minibatch without replacement, estimate
+    ``Delta* = N mean(lambda_i) + log_psi`` (``lambda_i`` the tempered per-datum log
+    likelihood ratio, ``log_psi`` the log prior and proposal ratios) and its variance ``s^2``
+    with the finite-population correction; while ``s^2 >= sigma^2`` (or, when ``delta`` is
+    given, while the Berry-Esseen bound of their Corollary 1 exceeds ``delta``) add
+    ``batch_size`` more rows; then accept iff ``Delta* + X_nc + X_corr > 0`` with
+    ``X_nc ~ N(0, sigma^2 - s^2)`` and ``X_corr ~`` :class:`CorrectionDistribution`. At
+    ``b = N``, ``s^2 = 0`` and this is exactly the Barker test.
+
+    The test is approximate: its acceptance probability is ``S(Delta)`` up to the error of
+    the normal approximation of ``Delta*`` (bounded by ``delta`` when given) and the
+    correction distribution's sup-error.
+
+    Parameters
+    ----------
+    batch_size : int, default=100
+        Rows in the first minibatch and added at each growth step (>= 2).
+    sigma : float, default=1.0
+        Standard deviation of the Gaussian part of the logistic noise, in ``[0.5, 1.5]``.
+        A larger sigma lets smaller batches pass the variance condition; the correction is
+        accurate to ~1e-6 up to 1.1 and 2e-5 at 1.2 (see :class:`CorrectionDistribution`).
+    delta : float or None, default=None
+        When given, in (0, 1): also grow the batch until the Berry-Esseen bound
+        ``(6.4 E|X|^3 + 2 E|X|) / sqrt(b)`` on the normal approximation (moments of the
+        standardised ``lambda_i`` estimated on the batch) is at most ``delta``.
+
+    References
+    ----------
+    D. Seita, X. Pan, H. Chen, J. Canny. "An Efficient Minibatch Acceptance Test for
+    Metropolis-Hastings". UAI 2017.
+
+    Examples
+    --------
+    >>> from skbayes_mh.acceptance import MinibatchBarker
+    >>> MinibatchBarker(batch_size=50).validate()
+    MinibatchBarker(batch_size=50)
+    """
+
+    name = "minibatch"
+    exact = False
+    _kernel_id = MINIBATCH_BARKER
+    _parameter_constraints = {
+        "batch_size": [Interval(numbers.Integral, 2, None, closed="left")],
+        "sigma": [Interval(numbers.Real, SIGMA_RANGE[0], SIGMA_RANGE[1], closed="both")],
+        "delta": [Interval(numbers.Real, 0, 1, closed="neither"), None],
+    }
+
+    def __init__(self, batch_size=100, sigma=1.0, delta=None):
+        self.batch_size = batch_size
+        self.sigma = sigma
+        self.delta = delta
+
+    def _kernel_params(self):
+        delta = np.nan if self.delta is None else float(self.delta)
+        return np.array([float(self.batch_size), float(self.sigma), delta])
+
+    def _correction_arrays(self):
+        correction = self.correction
+        return correction.support, correction.cumulative_weights
+
+    @property
+    def correction(self):
+        """The :class:`CorrectionDistribution` for ``sigma``."""
+        return CorrectionDistribution(self.sigma)
+
+    def stated_error(self):
+        """``delta`` plus the correction's sup-error (NaN when ``delta`` is None)."""
+        if self.delta is None:
+            return float("nan")
+        return float(self.delta) + self.correction.sup_error
