@@ -1,8 +1,8 @@
 """skbayes_mh: scikit-learn-compatible Bayesian estimators for tall data, with minibatch
 Metropolis-Hastings acceptance tests."""
 from . import acceptance
-from ._sample import SampleResult, sample
+from ._sample import SampleResult, acceptance_probability, sample
 
 __version__ = "0.1.0"
 
-__all__ = ["SampleResult", "acceptance", "sample"]
+__all__ = ["SampleResult", "acceptance", "acceptance_probability", "sample"]

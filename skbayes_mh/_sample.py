@@ -8,7 +8,7 @@ from sklearn.utils import check_random_state
 
 from ._kernels._common import flat_log_prior, loglik_sum
 from ._kernels._jit import STATUS_BAD_LOG_PRIOR, STATUS_OK
-from ._kernels.chain import run_chain
+from ._kernels.chain import repeat_decision, run_chain
 from ._validation import check_array, check_jitted, check_scalar, check_step_size, read_only
 from .acceptance import AcceptanceTest, resolve_acceptance
 
@@ -62,12 +62,13 @@ class SampleResult:
                 f"mean_data_read={self.mean_data_read:.1f} of {self.n_data})")
 
 
-def _raise_for_status(status, iteration, what):
+def _raise_for_status(status, where):
+    """Turn a kernel's status code into a ValueError saying ``where`` it happened."""
     if status == STATUS_OK:
         return
     if status == STATUS_BAD_LOG_PRIOR:
-        raise ValueError(f"log_prior returned NaN or +inf at {what} iteration {iteration}.")
-    raise ValueError(f"loglik returned NaN or +inf at {what} iteration {iteration}; "
+        raise ValueError(f"log_prior returned NaN or +inf at {where}.")
+    raise ValueError(f"loglik returned NaN or +inf at {where}; "
                      "return -inf for a parameter with zero likelihood.")
 
 
@@ -80,7 +81,7 @@ def _iterate(loglik, log_prior, data, theta, step, acceptance, inv_temperature, 
     status, iteration = run_chain(loglik, log_prior, data, theta, step, acceptance._kernel_id,
                                   acceptance._kernel_params(), support, cdf, inv_temperature,
                                   rng, draws, accepted, n_read)
-    _raise_for_status(status, iteration, what)
+    _raise_for_status(status, f"{what} iteration {iteration}")
     return draws, accepted, n_read
 
 
@@ -148,7 +149,7 @@ def sample(loglik, data, theta0, *, step_size, log_prior=None, acceptance="minib
     if not np.isfinite(check_jitted(log_prior, "log_prior", (theta,))):
         raise ValueError("theta0 must have a finite log_prior.")
     total, status = loglik_sum(loglik, data, theta)
-    _raise_for_status(status, 0, "the starting point, before")
+    _raise_for_status(status, "theta0")
     if not np.isfinite(total):
         raise ValueError("theta0 has zero likelihood (loglik is -inf for some row).")
 
@@ -163,3 +164,48 @@ def sample(loglik, data, theta0, *, step_size, log_prior=None, acceptance="minib
     return SampleResult(draws=draws, accepted=accepted, n_data_read=n_read,
                         acceptance=acceptance, step_size=step, temperature=float(temperature),
                         n_data=data.shape[0], seconds=time.perf_counter() - start)
+
+
+def acceptance_probability(loglik, data, theta, theta_prop, *, acceptance, log_psi=0.0,
+                           temperature=1.0, n_trials=10_000, random_state=None):
+    """Estimate the probability that a test accepts a move from ``theta`` to ``theta_prop``.
+
+    Runs the test ``n_trials`` times on the same pair, fresh randomness each time. For the
+    exact tests the answer is known (``min(1, e^Delta)``, ``S(Delta)``); for approximate
+    tests this measures how far they are from it.
+
+    Parameters
+    ----------
+    loglik, data : as in :func:`sample`.
+    theta, theta_prop : array-like of shape (d,)
+        Current state and proposal.
+    acceptance : str or AcceptanceTest
+    log_psi : float, default=0.0
+        Log prior ratio plus log proposal ratio, added to the tempered log-likelihood ratio.
+    temperature : float, default=1.0
+    n_trials : int, default=10000
+    random_state : int, RandomState instance or None
+
+    Returns
+    -------
+    probability : float
+        Fraction of trials that accepted.
+    mean_data_read : float
+        Rows read per trial (no cache between trials: an exact test reads ``2 N``).
+    """
+    acceptance = resolve_acceptance(acceptance)
+    data = read_only(check_array(data, "data", ndim=2))
+    theta = check_array(theta, "theta", ndim=1).copy()
+    theta_prop = check_array(theta_prop, "theta_prop", ndim=1).copy()
+    if theta.shape != theta_prop.shape:
+        raise ValueError(f"theta and theta_prop differ in shape: {theta.shape} and {theta_prop.shape}.")
+    check_scalar(n_trials, "n_trials", numbers.Integral, 1)
+    check_scalar(temperature, "temperature", numbers.Real, 0, low_inclusive=False)
+    check_jitted(loglik, "loglik", (theta, data, np.int64(0)))
+    rng = np.random.default_rng(check_random_state(random_state).randint(2**31 - 1))
+    support, cdf = acceptance._correction_arrays()
+    n_accepted, n_read, status = repeat_decision(
+        loglik, data, theta, theta_prop, float(log_psi), acceptance._kernel_id,
+        acceptance._kernel_params(), support, cdf, 1.0 / float(temperature), rng, int(n_trials))
+    _raise_for_status(status, "theta or theta_prop")
+    return n_accepted / n_trials, n_read / n_trials

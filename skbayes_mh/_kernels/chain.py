@@ -94,3 +94,28 @@ def run_chain(loglik, log_prior, data, theta, step, kernel_id, params, correctio
         out_accepted[it] = is_accepted
         out_n_read[it] = n_read
     return STATUS_OK, -1
+
+
+@jit(types.Tuple((I8, I8, I8))(LOGLIK, DATA, VECTOR, VECTOR, F8, I8, VECTOR, VECTOR, VECTOR,
+                               F8, RNG, I8))
+def repeat_decision(loglik, data, theta, theta_prop, log_psi, kernel_id, params,
+                    correction_support, correction_cdf, inv_temperature, rng, n_trials):
+    """Run one acceptance test ``n_trials`` times on the same pair ``(theta, theta_prop)``.
+
+    Returns ``(n_accepted, n_data_read, status)``: accepted trials, rows read in total, and
+    ``STATUS_OK`` or the first failure's code. Each trial starts with no cached
+    log-likelihood, so an exact test reads ``2 N`` rows per trial here.
+    """
+    index_pool = np.arange(data.shape[0])
+    scratch = np.empty(data.shape[0])
+    n_accepted = 0
+    n_read = 0
+    for _ in range(n_trials):
+        is_accepted, read, _sum, status = decide(
+            kernel_id, loglik, data, theta, theta_prop, log_psi, inv_temperature, math.nan,
+            params, correction_support, correction_cdf, index_pool, scratch, rng)
+        if status != STATUS_OK:
+            return n_accepted, n_read, status
+        n_accepted += is_accepted
+        n_read += read
+    return n_accepted, n_read, STATUS_OK

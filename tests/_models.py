@@ -1,0 +1,83 @@
+"""Per-datum log-likelihoods and priors used across the tests (module level, cached)."""
+import math
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True)
+def gaussian_mean_loglik(theta, data, i):
+    """x_i ~ N(theta_0, 1), up to a constant."""
+    return -0.5 * (data[i, 0] - theta[0]) ** 2
+
+
+@numba.njit(cache=True)
+def linear_loglik(theta, data, i):
+    """``theta_0 * x_i``: with theta = 0 and theta' = 1 the per-datum log ratios are x_i."""
+    return theta[0] * data[i, 0]
+
+
+@numba.njit(cache=True)
+def mixture_loglik(theta, data, i):
+    """x_i ~ 0.5 N(theta_1, 2) + 0.5 N(theta_1 + theta_2, 2) (variances 2), up to a constant."""
+    x = data[i, 0]
+    a = -0.25 * (x - theta[0]) ** 2
+    b = -0.25 * (x - theta[0] - theta[1]) ** 2
+    top = max(a, b)
+    return top + math.log(0.5 * math.exp(a - top) + 0.5 * math.exp(b - top))
+
+
+@numba.njit(cache=True)
+def mixture_log_prior(theta):
+    """theta ~ N(0, diag(10, 1))."""
+    return -0.5 * (theta[0] ** 2 / 10.0 + theta[1] ** 2)
+
+
+@numba.njit(cache=True)
+def linear_gaussian_loglik(theta, data, i):
+    """y_i ~ N(x_i . theta, 1) with row i = [x_i, y_i]."""
+    residual = data[i, data.shape[1] - 1]
+    for k in range(theta.shape[0]):
+        residual -= data[i, k] * theta[k]
+    return -0.5 * residual * residual
+
+
+@numba.njit(cache=True)
+def standard_normal_log_prior(theta):
+    return -0.5 * np.sum(theta * theta)
+
+
+@numba.njit(cache=True)
+def nan_beyond_one_loglik(theta, data, i):
+    """Gaussian mean model that returns NaN once theta_0 > 1."""
+    if theta[0] > 1.0:
+        return math.nan
+    return -0.5 * (data[i, 0] - theta[0]) ** 2
+
+
+@numba.njit(cache=True)
+def zero_beyond_one_loglik(theta, data, i):
+    """Gaussian mean model truncated to theta_0 <= 1 (log-likelihood -inf beyond)."""
+    if theta[0] > 1.0:
+        return -math.inf
+    return -0.5 * (data[i, 0] - theta[0]) ** 2
+
+
+@numba.njit(cache=True)
+def positive_log_prior(theta):
+    """Flat on theta_0 > 0."""
+    return 0.0 if theta[0] > 0.0 else -math.inf
+
+
+@numba.njit(cache=True)
+def integer_loglik(theta, data, i):
+    return 1
+
+
+def batch_means_standard_error(draws, n_batches=40):
+    """Monte Carlo standard error of the mean of each column of a correlated chain
+    (non-overlapping batch means)."""
+    draws = np.asarray(draws, dtype=float)
+    usable = (draws.shape[0] // n_batches) * n_batches
+    means = draws[:usable].reshape(n_batches, -1, *draws.shape[1:]).mean(axis=1)
+    return means.std(axis=0, ddof=1) / np.sqrt(n_batches)

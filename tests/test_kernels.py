@@ -1,0 +1,71 @@
+"""Each small numba kernel against a NumPy/SciPy reference."""
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.special import log_expit
+
+from skbayes_mh._kernels._common import (draw_without_replacement, log_sigmoid, loglik_sum,
+                                         sample_discrete)
+from skbayes_mh._kernels._jit import STATUS_BAD_LOGLIK, STATUS_OK
+from skbayes_mh._kernels.minibatch import berry_esseen_bound
+from skbayes_mh._validation import read_only
+
+from _models import gaussian_mean_loglik, nan_beyond_one_loglik, zero_beyond_one_loglik
+
+
+def test_loglik_sum_matches_numpy():
+    x = np.random.default_rng(0).normal(size=(1000, 1))
+    total, status = loglik_sum(gaussian_mean_loglik, read_only(x), np.array([0.3]))
+    assert status == STATUS_OK
+    assert total == pytest.approx(np.sum(-0.5 * (x[:, 0] - 0.3) ** 2), rel=1e-12)
+
+
+def test_loglik_sum_flags_nan_and_passes_minus_inf():
+    x = read_only(np.zeros((10, 1)))
+    assert loglik_sum(nan_beyond_one_loglik, x, np.array([2.0]))[1] == STATUS_BAD_LOGLIK
+    total, status = loglik_sum(zero_beyond_one_loglik, x, np.array([2.0]))
+    assert status == STATUS_OK and total == -math.inf
+
+
+def test_draw_without_replacement_gives_uniform_distinct_rows():
+    n, k, trials = 50, 7, 20_000
+    rng = np.random.default_rng(1)
+    pool = np.arange(n)
+    counts = np.zeros(n)
+    for _ in range(trials):
+        draw_without_replacement(pool, 0, 3, rng)
+        draw_without_replacement(pool, 3, k - 3, rng)  # growing a batch keeps it distinct
+        chosen = pool[:k]
+        assert np.unique(chosen).size == k
+        counts[chosen] += 1
+    assert sorted(pool) == list(range(n))
+    # Every row is included with probability k / n.
+    assert stats.chisquare(counts).pvalue > 1e-3
+    assert counts.sum() == trials * k
+
+
+@pytest.mark.parametrize("x", [-800.0, -30.0, -1.0, 0.0, 2.5, 40.0, 800.0])
+def test_log_sigmoid_matches_scipy(x):
+    assert log_sigmoid(x) == pytest.approx(float(log_expit(x)), rel=1e-14, abs=1e-300)
+
+
+def test_sample_discrete_frequencies_match_weights():
+    support = np.array([-2.0, 0.0, 1.0, 5.0])
+    weights = np.array([0.1, 0.2, 0.3, 0.4])
+    rng = np.random.default_rng(2)
+    draws = np.array([sample_discrete(support, np.cumsum(weights), rng) for _ in range(40_000)])
+    counts = np.array([(draws == s).sum() for s in support])
+    assert counts.sum() == draws.size
+    assert stats.chisquare(counts, 40_000 * weights).pvalue > 1e-3
+
+
+def test_berry_esseen_bound_matches_numpy():
+    values = np.random.default_rng(3).exponential(size=200)
+    count = 150
+    x = values[:count]
+    z = np.abs(x - x.mean()) / x.std()
+    expected = (6.4 * np.mean(z**3) + 2.0 * np.mean(z)) / np.sqrt(count)
+    assert berry_esseen_bound(values, count, x.mean()) == pytest.approx(expected, rel=1e-12)
+    assert berry_esseen_bound(np.ones(10), 10, 1.0) == 0.0
