@@ -4,6 +4,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba.core.errors import NumbaError
 from sklearn.utils import check_random_state
 
 from ._kernels._common import flat_log_prior, loglik_sum
@@ -78,9 +79,14 @@ def _iterate(loglik, log_prior, data, theta, step, acceptance, inv_temperature, 
     accepted = np.empty(n_iter, dtype=np.bool_)
     n_read = np.empty(n_iter, dtype=np.int64)
     support, cdf = acceptance._correction_arrays()
-    status, iteration = run_chain(loglik, log_prior, data, theta, step, acceptance._kernel_id,
-                                  acceptance._kernel_params(), support, cdf, inv_temperature,
-                                  rng, draws, accepted, n_read)
+    try:
+        status, iteration = run_chain(loglik, log_prior, data, theta, step, acceptance._kernel_id,
+                                      acceptance._kernel_params(), support, cdf, inv_temperature,
+                                      rng, draws, accepted, n_read)
+    except (TypeError, NumbaError) as error:
+        raise TypeError("loglik and log_prior must compile as float64(theta: float64[::1], "
+                        f"data: readonly float64[:, ::1], i: int64) and float64(theta): {error}"
+                        ) from error
     _raise_for_status(status, f"{what} iteration {iteration}")
     return draws, accepted, n_read
 

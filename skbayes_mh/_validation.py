@@ -21,8 +21,8 @@ def check_jitted(function, name, example_args):
     except Exception as error:  # numba typing errors come in many classes
         raise TypeError(f"{name} could not be compiled or called with the documented "
                         f"arguments: {type(error).__name__}: {error}") from error
-    if not isinstance(value, numbers.Real) or isinstance(value, bool):
-        raise TypeError(f"{name} must return a float; it returned {type(value).__name__}.")
+    if not isinstance(value, (float, np.floating)):
+        raise TypeError(f"{name} must return a float (float64); it returned {type(value).__name__}.")
     return float(value)
 
 
