@@ -69,3 +69,26 @@ def test_berry_esseen_bound_matches_numpy():
     expected = (6.4 * np.mean(z**3) + 2.0 * np.mean(z)) / np.sqrt(count)
     assert berry_esseen_bound(values, count, x.mean()) == pytest.approx(expected, rel=1e-12)
     assert berry_esseen_bound(np.ones(10), 10, 1.0) == 0.0
+
+
+def test_logistic_loglik_matches_numpy():
+    from skbayes_mh.models.logistic import logistic_loglik
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(50, 30)) * 3
+    y = rng.integers(0, 2, 50)
+    theta = rng.normal(size=30)
+    data = read_only(np.column_stack([X, y]).astype(float))
+    z = X @ theta
+    expected = y * log_expit(z) + (1 - y) * log_expit(-z)
+    got = np.array([logistic_loglik(theta, data, i) for i in range(50)])
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_prefetch_row_changes_nothing():
+    from skbayes_mh._kernels._common import prefetch_row
+
+    data = read_only(np.arange(20.0).reshape(4, 5))
+    for i in range(4):
+        prefetch_row(data, i)
+    np.testing.assert_array_equal(data, np.arange(20.0).reshape(4, 5))

@@ -3,6 +3,9 @@ minibatches, and numerically stable scalar helpers."""
 import math
 
 import numpy as np
+from llvmlite import ir
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from ._jit import DATA, F8, I8, INDEX, LOGLIK, RNG, STATUS_BAD_LOGLIK, STATUS_OK, VECTOR, jit
 from numba import types
@@ -95,3 +98,40 @@ def exact_log_ratio(loglik, data, theta, theta_prop, log_psi, inv_temperature, l
 def flat_log_prior(theta):
     """The improper flat prior: ``log p(theta) = 0``."""
     return 0.0
+
+
+#: Bytes in a cache line (x86-64 and most ARM cores).
+CACHE_LINE = 64
+#: Lines of a row that ``prefetch_row`` requests: the first 256 bytes start the page walk and
+#: the hardware streamer, which then fetches the rest of the row; requesting every line of a
+#: 6 KB row at once fills the miss queues and stalls the arithmetic it should overlap with
+#: (measured in ``benchmarks/minibatch_speed.py``).
+PREFETCH_LINES = 4
+
+
+@intrinsic
+def _prefetch(typingctx, address):
+    """LLVM's ``prefetch`` (read, keep in all cache levels) of the byte at ``address``."""
+    def codegen(context, builder, signature, args):
+        pointer = builder.inttoptr(args[0], ir.IntType(8).as_pointer())
+        i32 = ir.IntType(32)
+        function = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [pointer.type, i32, i32, i32]),
+            "llvm.prefetch.p0")
+        builder.call(function, [pointer, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+    return types.void(types.uintp), codegen
+
+
+@jit(types.void(DATA, I8))
+def prefetch_row(data, i):
+    """Ask the CPU to start loading row ``i`` of ``data`` (its first ``PREFETCH_LINES`` cache
+    lines) into cache, without waiting.
+
+    Random minibatch rows defeat the hardware prefetcher; asking for the next rows while
+    the likelihood of the current one is computed overlaps memory latency with arithmetic.
+    Only a hint: it changes no value.
+    """
+    start = data[i].ctypes.data
+    for offset in range(0, min(data.shape[1] * 8, PREFETCH_LINES * CACHE_LINE), CACHE_LINE):
+        _prefetch(start + offset)

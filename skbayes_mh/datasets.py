@@ -1,0 +1,85 @@
+"""Loaders for the real data sets the benchmarks and examples use.
+
+Nothing is downloaded: each loader reads files from a directory you give it, e.g. the
+official MNIST IDX files (gzip-compressed or not).
+"""
+import gzip
+from pathlib import Path
+
+import numpy as np
+
+_IDX_TYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
+_MNIST_FILES = {"train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
+                "test": ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")}
+
+
+def read_idx(path):
+    """Read an IDX file (the MNIST format), plain or ``.gz``.
+
+    The header is two zero bytes, a type code, the number of dimensions, then one big-endian
+    int32 per dimension; the data follow in C order.
+
+    Returns
+    -------
+    ndarray of the file's shape and type.
+    """
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as handle:
+        raw = handle.read()
+    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] not in _IDX_TYPES:
+        raise ValueError(f"{path} is not an IDX file (bad magic number).")
+    n_dims = raw[3]
+    shape = tuple(int(v) for v in np.frombuffer(raw, ">i4", count=n_dims, offset=4))
+    dtype = np.dtype(_IDX_TYPES[raw[2]])
+    offset = 4 + 4 * n_dims
+    expected = int(np.prod(shape)) * dtype.itemsize
+    if len(raw) - offset != expected:
+        raise ValueError(f"{path}: header says {shape} of {dtype}, but the file holds "
+                         f"{len(raw) - offset} data bytes instead of {expected}.")
+    return np.frombuffer(raw, dtype, offset=offset).reshape(shape).astype(dtype.newbyteorder("="))
+
+
+def _find(directory, stem):
+    for name in (stem + ".gz", stem):
+        if (Path(directory) / name).exists():
+            return Path(directory) / name
+    raise FileNotFoundError(f"neither {stem}.gz nor {stem} is in {directory}.")
+
+
+def load_mnist(directory, subset="train"):
+    """Load MNIST from its four official IDX files in ``directory``.
+
+    Parameters
+    ----------
+    directory : str or Path
+    subset : {"train", "test"}
+
+    Returns
+    -------
+    images : ndarray of shape (n, 784), uint8
+        60,000 training or 10,000 test digits, 28x28 pixels flattened row by row.
+    labels : ndarray of shape (n,), uint8
+    """
+    if subset not in _MNIST_FILES:
+        raise ValueError(f"subset must be 'train' or 'test'; got {subset!r}.")
+    image_stem, label_stem = _MNIST_FILES[subset]
+    images = read_idx(_find(directory, image_stem))
+    labels = read_idx(_find(directory, label_stem))
+    if images.ndim != 3 or labels.ndim != 1 or images.shape[0] != labels.shape[0]:
+        raise ValueError(f"MNIST files in {directory} disagree: images {images.shape}, "
+                         f"labels {labels.shape}.")
+    return images.reshape(images.shape[0], -1), labels
+
+
+def mnist_pair(directory, digits, subset="train"):
+    """The images of two digits as a binary problem, pixels scaled to [0, 1].
+
+    Returns
+    -------
+    X : ndarray of shape (n, 784), float64
+    y : ndarray of shape (n,), int64: 1 for ``digits[1]``, 0 for ``digits[0]``.
+    """
+    images, labels = load_mnist(directory, subset)
+    keep = np.isin(labels, digits)
+    return images[keep] / 255.0, (labels[keep] == digits[1]).astype(np.int64)

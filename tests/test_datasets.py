@@ -1,0 +1,47 @@
+"""The IDX reader on files made here, and the real MNIST where it is available."""
+import gzip
+
+import numpy as np
+import pytest
+
+from skbayes_mh.datasets import load_mnist, mnist_pair, read_idx
+
+
+def write_idx(path, array, code=0x08):
+    header = bytes([0, 0, code, array.ndim]) + np.array(array.shape, ">i4").tobytes()
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "wb") as handle:
+        handle.write(header + array.astype(array.dtype.newbyteorder(">")).tobytes())
+
+
+@pytest.mark.parametrize("name", ["a.idx", "a.idx.gz"])
+def test_read_idx_round_trip(tmp_path, name):
+    array = np.arange(24, dtype=np.uint8).reshape(2, 3, 4)
+    write_idx(tmp_path / name, array)
+    np.testing.assert_array_equal(read_idx(tmp_path / name), array)
+    floats = np.linspace(0, 1, 6).reshape(2, 3)
+    write_idx(tmp_path / "f.idx", floats, code=0x0E)
+    np.testing.assert_array_equal(read_idx(tmp_path / "f.idx"), floats)
+
+
+def test_read_idx_rejects_bad_files(tmp_path):
+    (tmp_path / "bad").write_bytes(b"\x01\x02\x03\x04")
+    with pytest.raises(ValueError, match="not an IDX file"):
+        read_idx(tmp_path / "bad")
+    write_idx(tmp_path / "short", np.zeros((2, 2), np.uint8))
+    (tmp_path / "short").write_bytes((tmp_path / "short").read_bytes()[:-1])
+    with pytest.raises(ValueError, match="data bytes"):
+        read_idx(tmp_path / "short")
+
+
+def test_real_mnist_counts(shared_data):
+    images, labels = load_mnist(shared_data / "mnist", "train")
+    assert images.shape == (60_000, 784) and images.dtype == np.uint8
+    counts = np.bincount(labels)
+    assert (counts[1], counts[7], counts[9]) == (6742, 6265, 5949)
+    test_images, test_labels = load_mnist(shared_data / "mnist", "test")
+    assert test_images.shape == (10_000, 784)
+    assert (np.bincount(test_labels)[1], np.bincount(test_labels)[7]) == (1135, 1028)
+    X, y = mnist_pair(shared_data / "mnist", (1, 7))
+    assert X.shape == (13_007, 784) and 0 <= X.min() and X.max() <= 1
+    assert y.sum() == 6265
