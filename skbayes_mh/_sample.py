@@ -4,12 +4,11 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba.core.errors import NumbaError
-from sklearn.utils import check_random_state
 
+from ._chains import Target, chain_generator, chain_seeds, raise_for_status
 from ._kernels._common import flat_log_prior, loglik_sum
-from ._kernels._jit import STATUS_BAD_LOG_PRIOR, STATUS_OK
-from ._kernels.chain import repeat_decision, run_chain
+from ._kernels.chain import repeat_decision
+from ._kernels.priors import NO_PRIOR
 from ._validation import check_array, check_jitted, check_scalar, check_step_size, read_only
 from .acceptance import AcceptanceTest, resolve_acceptance
 
@@ -26,6 +25,9 @@ class SampleResult:
         Whether each iteration accepted its proposal.
     n_data_read : ndarray of shape (n_samples,), int
         Data rows each iteration's test read.
+    log_posterior : ndarray of shape (n_samples,)
+        ``log p(theta) + loglik(theta) / K`` (up to a constant) where the test knows the
+        full-data log-likelihood; NaN where it does not (minibatch tests).
     acceptance : AcceptanceTest
         The test that was used (a validated copy).
     step_size : ndarray of shape (d,)
@@ -40,6 +42,7 @@ class SampleResult:
     draws: np.ndarray
     accepted: np.ndarray
     n_data_read: np.ndarray
+    log_posterior: np.ndarray
     acceptance: AcceptanceTest
     step_size: np.ndarray
     temperature: float
@@ -61,34 +64,6 @@ class SampleResult:
         return (f"SampleResult(n_samples={n}, d={d}, acceptance={self.acceptance!r}, "
                 f"acceptance_rate={self.acceptance_rate:.3f}, "
                 f"mean_data_read={self.mean_data_read:.1f} of {self.n_data})")
-
-
-def _raise_for_status(status, where):
-    """Turn a kernel's status code into a ValueError saying ``where`` it happened."""
-    if status == STATUS_OK:
-        return
-    if status == STATUS_BAD_LOG_PRIOR:
-        raise ValueError(f"log_prior returned NaN or +inf at {where}.")
-    raise ValueError(f"loglik returned NaN or +inf at {where}; "
-                     "return -inf for a parameter with zero likelihood.")
-
-
-def _iterate(loglik, log_prior, data, theta, step, acceptance, inv_temperature, rng, n_iter, what):
-    """Run ``n_iter`` iterations of the chain from ``theta`` (updated in place)."""
-    draws = np.empty((n_iter, theta.size))
-    accepted = np.empty(n_iter, dtype=np.bool_)
-    n_read = np.empty(n_iter, dtype=np.int64)
-    support, cdf = acceptance._correction_arrays()
-    try:
-        status, iteration = run_chain(loglik, log_prior, data, theta, step, acceptance._kernel_id,
-                                      acceptance._kernel_params(), support, cdf, inv_temperature,
-                                      rng, draws, accepted, n_read)
-    except (TypeError, NumbaError) as error:
-        raise TypeError("loglik and log_prior must compile as float64(theta: float64[::1], "
-                        f"data: readonly float64[:, ::1], i: int64) and float64(theta): {error}"
-                        ) from error
-    _raise_for_status(status, f"{what} iteration {iteration}")
-    return draws, accepted, n_read
 
 
 def sample(loglik, data, theta0, *, step_size, log_prior=None, acceptance="minibatch",
@@ -155,21 +130,21 @@ def sample(loglik, data, theta0, *, step_size, log_prior=None, acceptance="minib
     if not np.isfinite(check_jitted(log_prior, "log_prior", (theta,))):
         raise ValueError("theta0 must have a finite log_prior.")
     total, status = loglik_sum(loglik, data, theta)
-    _raise_for_status(status, "theta0")
+    raise_for_status(status, "theta0")
     if not np.isfinite(total):
         raise ValueError("theta0 has zero likelihood (loglik is -inf for some row).")
 
-    rng = np.random.default_rng(check_random_state(random_state).randint(2**31 - 1))
-    inv_temperature = 1.0 / float(temperature)
+    rng = chain_generator(chain_seeds(random_state, 1)[0])
+    target = Target(loglik, log_prior, NO_PRIOR, np.ones(theta.size), data, acceptance,
+                    1.0 / float(temperature))
     if n_burnin:
-        _iterate(loglik, log_prior, data, theta, step, acceptance, inv_temperature, rng,
-                 n_burnin, "burn-in")
+        target.iterate(theta, rng, n_burnin, step, what="burn-in")
     start = time.perf_counter()
-    draws, accepted, n_read = _iterate(loglik, log_prior, data, theta, step, acceptance,
-                                       inv_temperature, rng, n_samples, "sampling")
+    draws, accepted, n_read, log_posterior = target.iterate(theta, rng, n_samples, step)
     return SampleResult(draws=draws, accepted=accepted, n_data_read=n_read,
-                        acceptance=acceptance, step_size=step, temperature=float(temperature),
-                        n_data=data.shape[0], seconds=time.perf_counter() - start)
+                        log_posterior=log_posterior, acceptance=acceptance, step_size=step,
+                        temperature=float(temperature), n_data=data.shape[0],
+                        seconds=time.perf_counter() - start)
 
 
 def acceptance_probability(loglik, data, theta, theta_prop, *, acceptance, log_psi=0.0,
@@ -208,10 +183,10 @@ def acceptance_probability(loglik, data, theta, theta_prop, *, acceptance, log_p
     check_scalar(n_trials, "n_trials", numbers.Integral, 1)
     check_scalar(temperature, "temperature", numbers.Real, 0, low_inclusive=False)
     check_jitted(loglik, "loglik", (theta, data, np.int64(0)))
-    rng = np.random.default_rng(check_random_state(random_state).randint(2**31 - 1))
+    rng = chain_generator(chain_seeds(random_state, 1)[0])
     support, cdf = acceptance._correction_arrays()
     n_accepted, n_read, status = repeat_decision(
         loglik, data, theta, theta_prop, float(log_psi), acceptance._kernel_id,
         acceptance._kernel_params(), support, cdf, 1.0 / float(temperature), rng, int(n_trials))
-    _raise_for_status(status, "theta or theta_prop")
+    raise_for_status(status, "theta or theta_prop")
     return n_accepted / n_trials, n_read / n_trials
