@@ -37,8 +37,12 @@ class Target:
     acceptance: object
     inv_temperature: float
 
-    def iterate(self, theta, rng, n_iter, step, factor=None, what="sampling"):
+    def iterate(self, theta, rng, n_iter, step, factor=None, what="sampling", cache=None):
         """Run ``n_iter`` iterations from ``theta`` (updated in place).
+
+        ``cache`` is a (1,) array holding the full-data log-likelihood of ``theta`` when a
+        test knows it (NaN otherwise), updated in place: pass the same one to consecutive
+        calls on a chain so that exact tests need not recompute it.
 
         Returns
         -------
@@ -53,7 +57,7 @@ class Target:
         try:
             status, iteration = run_chain(
                 self.loglik, self.log_prior, self.prior_kind, self.prior_scales, self.data,
-                theta, step, _NO_FACTOR if factor is None else factor,
+                theta, np.full(1, np.nan) if cache is None else cache, step, _NO_FACTOR if factor is None else factor,
                 self.acceptance._kernel_id, self.acceptance._kernel_params(), support, cdf,
                 self.inv_temperature, rng, draws, accepted, n_read, log_posterior)
         except (TypeError, NumbaError) as error:

@@ -137,10 +137,12 @@ def sample(loglik, data, theta0, *, step_size, log_prior=None, acceptance="minib
     rng = chain_generator(chain_seeds(random_state, 1)[0])
     target = Target(loglik, log_prior, NO_PRIOR, np.ones(theta.size), data, acceptance,
                     1.0 / float(temperature))
+    cache = np.full(1, np.nan)
     if n_burnin:
-        target.iterate(theta, rng, n_burnin, step, what="burn-in")
+        target.iterate(theta, rng, n_burnin, step, what="burn-in", cache=cache)
     start = time.perf_counter()
-    draws, accepted, n_read, log_posterior = target.iterate(theta, rng, n_samples, step)
+    draws, accepted, n_read, log_posterior = target.iterate(theta, rng, n_samples, step,
+                                                            cache=cache)
     return SampleResult(draws=draws, accepted=accepted, n_data_read=n_read,
                         log_posterior=log_posterior, acceptance=acceptance, step_size=step,
                         temperature=float(temperature), n_data=data.shape[0],

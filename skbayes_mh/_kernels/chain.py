@@ -55,10 +55,10 @@ def propose(theta, step, factor, rng, theta_prop):
         theta_prop[k] = theta[k] + total
 
 
-@jit(types.Tuple((I8, I8))(LOGLIK, LOG_PRIOR, I8, VECTOR, DATA, VECTOR, VECTOR, MATRIX, I8,
-                           VECTOR, VECTOR, VECTOR, F8, RNG, MATRIX, FLAGS, INDEX, VECTOR))
-def run_chain(loglik, log_prior, prior_kind, prior_scales, data, theta, step, factor, kernel_id,
-              params, correction_support, correction_cdf, inv_temperature, rng,
+@jit(types.Tuple((I8, I8))(LOGLIK, LOG_PRIOR, I8, VECTOR, DATA, VECTOR, VECTOR, VECTOR, MATRIX,
+                           I8, VECTOR, VECTOR, VECTOR, F8, RNG, MATRIX, FLAGS, INDEX, VECTOR))
+def run_chain(loglik, log_prior, prior_kind, prior_scales, data, theta, cache, step, factor,
+              kernel_id, params, correction_support, correction_cdf, inv_temperature, rng,
               out_draws, out_accepted, out_n_read, out_log_posterior):
     """Run ``out_draws.shape[0]`` random-walk Metropolis-Hastings iterations from ``theta``.
 
@@ -70,6 +70,9 @@ def run_chain(loglik, log_prior, prior_kind, prior_scales, data, theta, step, fa
     data : (N, p) read-only array
     theta : (d,) array
         The current state; it holds the final state on return. Its log-prior must be finite.
+    cache : (1,) array
+        The full-data log-likelihood of ``theta`` when known (NaN otherwise); updated, so
+        that consecutive calls on one chain keep it.
     step : (d,) array, factor : (d, d) or (0, 0) array
         The proposal: per-coordinate standard deviations, or a Cholesky factor (see
         ``propose``).
@@ -97,7 +100,7 @@ def run_chain(loglik, log_prior, prior_kind, prior_scales, data, theta, step, fa
     index_pool = np.arange(data.shape[0])
     scratch = np.empty(data.shape[0])
     log_prior_current = log_prior(theta) + builtin_log_prior(prior_kind, prior_scales, theta)
-    loglik_sum = math.nan  # the cached full-data log-likelihood of theta, when a test knows it
+    loglik_sum = cache[0]  # the full-data log-likelihood of theta, when a test knows it
     for it in range(n_iter):
         propose(theta, step, factor, rng, theta_prop)
         log_prior_prop = log_prior(theta_prop)
@@ -122,6 +125,7 @@ def run_chain(loglik, log_prior, prior_kind, prior_scales, data, theta, step, fa
         out_accepted[it] = is_accepted
         out_n_read[it] = n_read
         out_log_posterior[it] = log_prior_current + loglik_sum * inv_temperature
+    cache[0] = loglik_sum
     return STATUS_OK, -1
 
 

@@ -24,5 +24,8 @@ class Barker(AcceptanceTest):
 
     name = "barker"
     exact = True
+    #: Acceptance rate the "auto" step size aims for in burn-in: the optimal rate of a
+    #: high-dimensional random walk (Agrawal, Vats, Latuszynski and Roberts (2023)).
+    target_acceptance_rate = 0.158
     _kernel_id = BARKER
     _parameter_constraints = {}

@@ -25,5 +25,8 @@ class Metropolis(AcceptanceTest):
 
     name = "metropolis"
     exact = True
+    #: Acceptance rate the "auto" step size aims for in burn-in: the optimal rate of a
+    #: high-dimensional random walk (Roberts, Gelman and Gilks (1997)).
+    target_acceptance_rate = 0.234
     _kernel_id = METROPOLIS
     _parameter_constraints = {}

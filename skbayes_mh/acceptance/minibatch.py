@@ -52,6 +52,9 @@ class MinibatchBarker(AcceptanceTest):
 
     name = "minibatch"
     exact = False
+    #: Acceptance rate the "auto" step size aims for in burn-in: the optimal rate of a
+    #: high-dimensional random walk (as for the Barker test it approximates).
+    target_acceptance_rate = 0.158
     _kernel_id = MINIBATCH_BARKER
     _parameter_constraints = {
         "batch_size": [Interval(numbers.Integral, 2, None, closed="left")],

@@ -25,3 +25,45 @@ def logistic_loglik(theta, data, i):
     z = row_dot(data, i, theta)
     y = data[i, data.shape[1] - 1]
     return y * log_sigmoid(z) + (1.0 - y) * log_sigmoid(-z)
+
+
+def logistic_map(design, y, prior_scales, inv_temperature=1.0, max_iter=500):
+    """The MAP of the tempered posterior and the Laplace approximation's marginal sds.
+
+    Minimises ``-[sum_i log p(y_i | x_i, w)] / K + sum_k w_k^2 / (2 s_k^2)`` with L-BFGS.
+
+    Parameters
+    ----------
+    design : ndarray of shape (N, d)
+    y : ndarray of shape (N,), 0/1
+    prior_scales : ndarray of shape (d,)
+        Gaussian prior standard deviations.
+    inv_temperature : float
+
+    Returns
+    -------
+    theta_map : ndarray of shape (d,)
+    laplace_sd : ndarray of shape (d,)
+        ``1 / sqrt(diag(H))`` of the Hessian ``H`` at the MAP: a cheap per-coordinate
+        scale for the first proposals.
+    """
+    import numpy as np
+    from scipy.optimize import minimize
+    from scipy.special import expit, log_expit
+
+    precision = 1.0 / np.asarray(prior_scales, dtype=float) ** 2
+    sign = 2.0 * y - 1.0
+
+    def objective(w):
+        z = design @ w
+        value = -np.sum(log_expit(sign * z)) * inv_temperature + 0.5 * np.sum(precision * w * w)
+        gradient = -(design.T @ (y - expit(z))) * inv_temperature + precision * w
+        return value, gradient
+
+    w0 = np.zeros(design.shape[1])
+    result = minimize(objective, w0, jac=True, method="L-BFGS-B",
+                      options={"maxiter": max_iter})
+    theta = result.x
+    p = expit(design @ theta)
+    hessian_diagonal = (p * (1 - p)) @ (design * design) * inv_temperature + precision
+    return theta, 1.0 / np.sqrt(hessian_diagonal)

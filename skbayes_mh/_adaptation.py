@@ -1,0 +1,112 @@
+"""Burn-in adaptation of the random-walk proposal, then a frozen proposal for the kept draws.
+
+During burn-in the proposal's overall scale follows a Robbins-Monro recursion toward a
+target acceptance rate, and its shape is re-estimated from the burn-in draws (adaptive
+Metropolis, Haario, Saksman and Tamminen 2001): a full covariance up to
+``FULL_COVARIANCE_MAX_DIM`` dimensions, per-coordinate variances above (a dense proposal
+costs d^2 per iteration). Everything is frozen before the first kept draw, so the kept
+chain is a valid, time-homogeneous Markov chain.
+"""
+import time
+
+import numpy as np
+
+from ._chains import chain_generator
+
+#: Above this dimension the proposal shape is diagonal.
+FULL_COVARIANCE_MAX_DIM = 100
+#: Burn-in is cut into this many windows; scale and shape are updated between them.
+N_WINDOWS = 20
+#: The shape is re-estimated after these fractions of the burn-in, each time from the draws
+#: after the first tenth (the transient from the starting point).
+SHAPE_UPDATES = (0.25, 0.5, 0.75)
+#: The kept iterations are timed in this many chunks (per-draw seconds are interpolated).
+N_TIMING_CHUNKS = 20
+
+
+def _shape_factor(draws, fallback_sd, full):
+    """Cholesky factor (full) or standard deviations (diagonal) of the draws' covariance,
+    shrunk slightly toward ``fallback_sd`` so that it is positive definite."""
+    n = draws.shape[0]
+    weight = n / (n + 10.0)
+    if not full:
+        variance = draws.var(axis=0)
+        return None, np.sqrt(weight * variance + (1 - weight) * fallback_sd**2)
+    covariance = np.atleast_2d(np.cov(draws.T))
+    covariance = weight * covariance + (1 - weight) * np.diag(fallback_sd**2)
+    try:
+        return np.linalg.cholesky(covariance), None
+    except np.linalg.LinAlgError:
+        return None, np.sqrt(np.maximum(np.diag(covariance), 1e-300))
+
+
+def run_chain_with_adaptation(target, theta0, seed, n_burnin, n_samples, thin, step_size,
+                              initial_sd, target_accept, progress=None):
+    """Run one chain: adaptive (``step_size="auto"``) or fixed burn-in, then kept draws.
+
+    Returns
+    -------
+    dict with ``draws`` (n_samples, d), ``acceptance_rate`` (n_samples,) (fraction of the
+    ``thin`` iterations behind each draw that accepted), ``n_data_read`` (n_samples,)
+    (rows read by those iterations), ``lp`` (n_samples,), ``seconds`` (n_samples,)
+    (cumulative wall time of the kept iterations), ``step`` (d,) (per-coordinate proposal
+    sd) and ``factor`` ((d, d) Cholesky factor or None).
+    """
+    rng = chain_generator(seed)
+    theta = np.array(theta0, dtype=np.float64)
+    cache = np.full(1, np.nan)  # full-data log-likelihood of theta, kept across calls
+    d = theta.size
+    factor = None
+    if step_size == "auto":
+        base_sd = np.asarray(initial_sd, dtype=np.float64)
+        shape_sd, chol = base_sd.copy(), None
+        log_scale = np.log(2.38 / np.sqrt(d))
+        window = max(1, n_burnin // N_WINDOWS)
+        history = []
+        updates = {int(f * N_WINDOWS) for f in SHAPE_UPDATES}
+        for k in range(N_WINDOWS if n_burnin else 0):
+            n_iter = window if k < N_WINDOWS - 1 else n_burnin - window * (N_WINDOWS - 1)
+            scale = np.exp(log_scale)
+            draws, accepted, _, _ = target.iterate(
+                theta, rng, n_iter, scale * shape_sd,
+                None if chol is None else scale * chol, what="burn-in", cache=cache)
+            history.append(draws)
+            log_scale += (accepted.mean() - target_accept) * 2.0 / np.sqrt(k + 1.0)
+            if k + 1 in updates:
+                recent = np.concatenate(history[max(1, N_WINDOWS // 10):] or history)
+                chol, sd = _shape_factor(recent, base_sd, full=d <= FULL_COVARIANCE_MAX_DIM)
+                shape_sd = np.sqrt(np.sum(chol**2, axis=1)) if chol is not None else sd
+            if progress is not None:
+                progress.update(n_iter)
+        scale = np.exp(log_scale)
+        step = scale * shape_sd
+        factor = None if chol is None else scale * chol
+    else:
+        step = np.full(d, float(step_size))
+        if n_burnin:
+            target.iterate(theta, rng, n_burnin, step, what="burn-in", cache=cache)
+            if progress is not None:
+                progress.update(n_burnin)
+
+    n_iter = n_samples * thin
+    chunks = np.array_split(np.arange(n_iter), min(N_TIMING_CHUNKS, n_iter))
+    parts, chunk_ends = [], []
+    start = time.perf_counter()
+    for chunk in chunks:
+        parts.append(target.iterate(theta, rng, chunk.size, step, factor, cache=cache))
+        chunk_ends.append(time.perf_counter() - start)
+        if progress is not None:
+            progress.update(chunk.size)
+    draws, accepted, n_read, lp = (np.concatenate(p) for p in zip(*parts))
+    # Per-iteration wall time: each chunk's time shared in proportion to 1 + rows read.
+    seconds = np.empty(n_iter)
+    begin = 0.0
+    for chunk, end in zip(chunks, chunk_ends):
+        cost = np.cumsum(1.0 + n_read[chunk])
+        seconds[chunk] = begin + (end - begin) * cost / cost[-1]
+        begin = end
+    keep = slice(thin - 1, None, thin)
+    return {"draws": draws[keep], "lp": lp[keep], "seconds": seconds[keep],
+            "acceptance_rate": accepted.reshape(n_samples, thin).mean(axis=1),
+            "n_data_read": n_read.reshape(n_samples, thin).sum(axis=1),
+            "step": step, "factor": factor}

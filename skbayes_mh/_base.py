@@ -1,0 +1,81 @@
+"""The fit skeleton every estimator shares: validate -> resolve the acceptance test ->
+seed the chains -> run them (in parallel) -> store the posterior."""
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ._adaptation import run_chain_with_adaptation
+from ._chains import Progress, Target, chain_seeds, run_in_parallel
+from ._kernels._common import flat_log_prior
+from .acceptance import ACCEPTANCE_TESTS, AcceptanceTest, resolve_acceptance
+
+
+class BaseMHEstimator(BaseEstimator):
+    """Parameters and the chain-running part of ``fit`` common to all estimators.
+
+    Subclasses build the model (data layout, per-datum log-likelihood, prior, a starting
+    point) and call :meth:`_sample_posterior`.
+    """
+
+    _parameter_constraints = {
+        "acceptance": [StrOptions(set(ACCEPTANCE_TESTS)), AcceptanceTest],
+        "step_size": [StrOptions({"auto"}), Interval(numbers.Real, 0, None, closed="neither")],
+        "temperature": [Interval(numbers.Real, 0, None, closed="neither")],
+        "n_samples": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_burnin": [Interval(numbers.Integral, 0, None, closed="left")],
+        "thin": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_chains": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_jobs": [numbers.Integral, None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def _sample_posterior(self, loglik, data, prior_kind, prior_scales, theta_start, start_sd):
+        """Run ``n_chains`` chains on the tempered posterior and return their draws.
+
+        Parameters
+        ----------
+        loglik : numba function of type ``LOGLIK``
+        data : (N, p) read-only float64 array
+        prior_kind : int, prior_scales : (d,) array
+            A built-in prior of ``_kernels/priors.py``.
+        theta_start : (d,) array
+            A central starting point (e.g. the MAP).
+        start_sd : (d,) array
+            Scale of the per-chain jitter around ``theta_start``, and of the first proposals.
+
+        Returns
+        -------
+        draws : (n_chains, n_samples, d)
+        sample_stats : dict of (n_chains, n_samples) arrays
+        step : (n_chains, d): each chain's final per-coordinate proposal sd
+        """
+        acceptance = resolve_acceptance(self.acceptance)
+        self.acceptance_ = acceptance
+        target = Target(loglik, flat_log_prior, prior_kind, np.ascontiguousarray(prior_scales),
+                        data, acceptance, 1.0 / float(self.temperature))
+        seeds = chain_seeds(self.random_state, self.n_chains)
+        # Starting points: the centre plus one Laplace sd of jitter, each from its chain's seed.
+        starts = [theta_start + start_sd * np.random.default_rng([seed, 1]).standard_normal(
+            theta_start.size) for seed in seeds]
+        progress = Progress(self.n_chains * (self.n_burnin + self.n_samples * self.thin),
+                            self.verbose, type(self).__name__)
+        try:
+            chains = run_in_parallel(
+                run_chain_with_adaptation,
+                [(target, start, seed, self.n_burnin, self.n_samples, self.thin, self.step_size,
+                  start_sd, acceptance.target_acceptance_rate,
+                  progress if self.verbose > 0 else None)
+                 for start, seed in zip(starts, seeds)],
+                self.n_jobs)
+        finally:
+            progress.close()
+        draws = np.stack([c["draws"] for c in chains])
+        stats = {name: np.stack([c[name] for c in chains])
+                 for name in ("lp", "acceptance_rate", "n_data_read", "seconds")}
+        self.n_iter_ = self.n_burnin + self.n_samples * self.thin
+        self.acceptance_rate_ = float(stats["acceptance_rate"].mean())
+        self.step_size_ = np.stack([c["step"] for c in chains])
+        return draws, stats, self.step_size_

@@ -1,0 +1,254 @@
+"""Bayesian binary logistic regression sampled with pluggable acceptance tests."""
+import numbers
+
+import numpy as np
+from scipy.special import expit, log_expit, logit
+from sklearn.base import ClassifierMixin
+from sklearn.utils import Bunch
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._base import BaseMHEstimator
+from .._kernels.priors import GAUSSIAN
+from .._validation import read_only
+from ..models.logistic import logistic_loglik, logistic_map
+from ..posterior import Posterior
+
+#: Test rows per block when averaging over draws (bounds memory at rows x draws).
+_PREDICT_BLOCK = 1024
+
+
+class MinibatchMHLogisticRegression(ClassifierMixin, BaseMHEstimator):
+    """Bayesian logistic regression: posterior samples from Metropolis-Hastings chains
+    whose acceptance test may read only minibatches of the data.
+
+    Model: ``p(y = 1 | x) = 1 / (1 + exp(-(x . w + b)))``, ``w_k ~ N(0, prior_scale^2)``,
+    ``b ~ N(0, intercept_prior_scale^2)``; the target is the tempered posterior
+    ``p(w, b) prod_i p(y_i | x_i, w, b)^(1 / temperature)``. Chains start near the MAP (one
+    Laplace standard deviation of jitter each) and run in parallel through joblib.
+
+    Parameters
+    ----------
+    acceptance : str or AcceptanceTest, default="minibatch"
+        ``"metropolis"``, ``"barker"``, ``"minibatch"`` or an object from
+        :mod:`skbayes_mh.acceptance` (cloned in ``fit``).
+    step_size : "auto" or float, default="auto"
+        ``"auto"``: during burn-in, adapt the random walk's shape (full covariance of the
+        burn-in draws up to 100 parameters, per-coordinate scales above) and its overall
+        scale toward the test's ``target_acceptance_rate``, then freeze it. A float: an
+        isotropic random-walk standard deviation, as in the papers.
+    prior_scale : float, default=1.0
+        Standard deviation of the Gaussian prior on each weight.
+    fit_intercept : bool, default=True
+    intercept_prior_scale : float, default=10.0
+        Standard deviation of the intercept's Gaussian prior (wide by default).
+    temperature : float, default=1.0
+        Every log-likelihood ratio is divided by it.
+    n_samples : int, default=1000
+        Draws kept per chain.
+    n_burnin : int, default=1000
+        Iterations per chain before the first kept draw (adaptation happens here).
+    thin : int, default=1
+        Keep every ``thin``-th iteration.
+    n_chains : int, default=4
+    n_jobs : int or None, default=None
+        Chains run in parallel threads (joblib); results do not depend on it.
+    random_state : int, RandomState instance or None, default=None
+        One seed per chain is drawn from it up front.
+    verbose : int, default=0
+        Show progress when > 0 (a tqdm bar if tqdm is installed, plain lines otherwise).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Only when ``X`` has string feature names.
+    coef_ : ndarray of shape (1, n_features_in_)
+        Posterior mean of the weights.
+    intercept_ : ndarray of shape (1,)
+        Posterior mean of the intercept (0 without one).
+    posterior_ : Posterior
+        ``coef`` (n_chains, n_samples, n_features_in_), ``intercept`` (n_chains,
+        n_samples), and per-draw ``lp``, ``acceptance_rate``, ``n_data_read``, ``seconds``.
+    acceptance_ : AcceptanceTest
+        The test used.
+    acceptance_rate_ : float
+        Fraction of kept iterations that accepted.
+    step_size_ : ndarray of shape (n_chains, n_params)
+        Each chain's final per-coordinate proposal standard deviation.
+    n_iter_ : int
+        Iterations per chain, burn-in included.
+
+    References
+    ----------
+    D. Seita, X. Pan, H. Chen, J. Canny. "An Efficient Minibatch Acceptance Test for
+    Metropolis-Hastings". UAI 2017.
+    A. Korattikara, Y. Chen, M. Welling. "Austerity in MCMC Land: Cutting the
+    Metropolis-Hastings Budget". ICML 2014.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from skbayes_mh import MinibatchMHLogisticRegression
+    >>> X, y = make_classification(n_samples=500, n_features=4, random_state=0)
+    >>> clf = MinibatchMHLogisticRegression(n_samples=200, n_burnin=200, n_chains=2,
+    ...                                     random_state=0).fit(X, y)
+    >>> clf.predict_proba(X[:2]).shape, clf.posterior_["coef"].shape
+    ((2, 2), (2, 200, 4))
+    """
+
+    _parameter_constraints = {
+        **BaseMHEstimator._parameter_constraints,
+        "prior_scale": [Interval(numbers.Real, 0, None, closed="neither")],
+        "fit_intercept": ["boolean"],
+        "intercept_prior_scale": [Interval(numbers.Real, 0, None, closed="neither")],
+    }
+
+    def __init__(self, *, acceptance="minibatch", step_size="auto", prior_scale=1.0,
+                 fit_intercept=True, intercept_prior_scale=10.0, temperature=1.0,
+                 n_samples=1000, n_burnin=1000, thin=1, n_chains=4, n_jobs=None,
+                 random_state=None, verbose=0):
+        self.acceptance = acceptance
+        self.step_size = step_size
+        self.prior_scale = prior_scale
+        self.fit_intercept = fit_intercept
+        self.intercept_prior_scale = intercept_prior_scale
+        self.temperature = temperature
+        self.n_samples = n_samples
+        self.n_burnin = n_burnin
+        self.thin = thin
+        self.n_chains = n_chains
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def fit(self, X, y):
+        """Sample the posterior of the weights given ``X`` and binary ``y``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Exactly two classes.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
+        check_classification_targets(y)
+        self.classes_, y_encoded = np.unique(y, return_inverse=True)
+        if self.classes_.size < 2:
+            raise ValueError(f"This solver needs samples of 2 classes in the data, but the "
+                             f"data contain only one class: {self.classes_[0]!r}.")
+        if self.classes_.size > 2:
+            raise ValueError(
+                f"MinibatchMHLogisticRegression is a binary classifier; y has "
+                f"{self.classes_.size} classes. Use skbayes_mh.FireflySoftmaxClassifier for "
+                "multiclass problems.")
+        n_features = X.shape[1]
+        design = np.column_stack([X, np.ones(X.shape[0])]) if self.fit_intercept else X
+        prior_scales = np.full(design.shape[1], float(self.prior_scale))
+        if self.fit_intercept:
+            prior_scales[-1] = self.intercept_prior_scale
+        y_float = y_encoded.astype(np.float64)
+        theta_map, laplace_sd = logistic_map(design, y_float, prior_scales,
+                                             1.0 / float(self.temperature))
+        data = read_only(np.ascontiguousarray(np.column_stack([design, y_float])))
+        draws, stats, _ = self._sample_posterior(logistic_loglik, data, GAUSSIAN, prior_scales,
+                                                 theta_map, laplace_sd)
+        coef = draws[..., :n_features]
+        intercept = draws[..., n_features] if self.fit_intercept else np.zeros(draws.shape[:2])
+        self.posterior_ = Posterior({"coef": coef, "intercept": intercept}, stats)
+        self.coef_ = coef.mean(axis=(0, 1))[None, :]
+        self.intercept_ = np.array([intercept.mean()])
+        return self
+
+    def _draw_probabilities(self, X):
+        """p(y = 1 | x, draw) for every stored draw: (n_rows, n_chains * n_samples)."""
+        coef = self.posterior_.get("coef", flat=True)
+        intercept = self.posterior_.get("intercept", flat=True)
+        return expit(X @ coef.T + intercept)
+
+    def predict_proba(self, X):
+        """Posterior-predictive probabilities: the mean over all stored draws of
+        ``p(y | x, w, b)`` (deterministic).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, 2), columns in ``classes_`` order.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        positive = np.concatenate([self._draw_probabilities(X[start:start + _PREDICT_BLOCK])
+                                   .mean(axis=1) for start in range(0, X.shape[0], _PREDICT_BLOCK)]
+                                  ) if X.shape[0] else np.empty(0)
+        return np.column_stack([1.0 - positive, positive])
+
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def decision_function(self, X):
+        """Log-odds of the posterior-predictive probability of ``classes_[1]``.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        positive = np.clip(self.predict_proba(X)[:, 1], 1e-300, 1 - 1e-16)
+        return logit(positive)
+
+    def predict(self, X):
+        """The class with the larger posterior-predictive probability."""
+        return self.classes_[(self.predict_proba(X)[:, 1] > 0.5).astype(int)]
+
+    def predictive_mean_risk(self, X, reference_proba):
+        """Risk of each chain's running predictive mean against a reference, per draw.
+
+        The risk of Korattikara, Chen and Welling: after ``t`` draws, the mean over the rows
+        of ``X`` of ``(mean_{s <= t} p(y = 1 | x, theta_s) - reference(x))^2``, with the
+        data rows read and seconds spent to get there, for risk-versus-cost plots.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+        reference_proba : array-like of shape (n_rows,) or (n_rows, 2)
+            Reference probabilities of ``classes_[1]`` (e.g. from a long exact run).
+
+        Returns
+        -------
+        Bunch with ``risk``, ``n_data_read`` (cumulative rows read by the tests) and
+        ``seconds`` (cumulative wall time), each of shape (n_chains, n_samples), and
+        ``n_draws`` of shape (n_samples,) (1, 2, ...).
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        reference = np.asarray(reference_proba, dtype=np.float64)
+        if reference.ndim == 2:
+            reference = reference[:, 1]
+        if reference.shape != (X.shape[0],):
+            raise ValueError(f"reference_proba must have {X.shape[0]} rows (one per row of X); "
+                             f"got shape {np.shape(reference_proba)}.")
+        coef, intercept = self.posterior_["coef"], self.posterior_["intercept"]
+        counts = np.arange(1, self.posterior_.n_draws + 1)
+        risk = np.empty((self.posterior_.n_chains, self.posterior_.n_draws))
+        for chain in range(self.posterior_.n_chains):
+            running = np.cumsum(expit(X @ coef[chain].T + intercept[chain]), axis=1) / counts
+            risk[chain] = np.mean((running - reference[:, None]) ** 2, axis=0)
+        return Bunch(risk=risk, n_draws=counts,
+                     n_data_read=np.cumsum(self.posterior_["n_data_read"], axis=1),
+                     seconds=self.posterior_["seconds"].copy())
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags

@@ -1,0 +1,58 @@
+"""The posterior samples container, chain-major as ArviZ expects."""
+import numpy as np
+
+
+class Posterior:
+    """Posterior draws and per-draw statistics of several chains.
+
+    Parameters
+    ----------
+    draws : dict of str to ndarray of shape (n_chains, n_draws, *shape)
+        The sampled quantities (e.g. ``coef``, ``intercept``).
+    sample_stats : dict of str to ndarray of shape (n_chains, n_draws)
+        Per-draw statistics, named as ArviZ does where a name exists: ``lp`` (log posterior,
+        NaN where the test never computes it), ``acceptance_rate``, ``n_data_read``,
+        ``seconds`` (cumulative wall time of the chain).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skbayes_mh.posterior import Posterior
+    >>> p = Posterior({"coef": np.zeros((2, 5, 3))}, {"n_data_read": np.ones((2, 5))})
+    >>> p.n_chains, p.n_draws, p["coef"].shape
+    (2, 5, (2, 5, 3))
+    """
+
+    def __init__(self, draws, sample_stats):
+        self.draws = {name: np.asarray(value) for name, value in draws.items()}
+        self.sample_stats = {name: np.asarray(value) for name, value in sample_stats.items()}
+        shapes = {value.shape[:2] for value in [*self.draws.values(), *self.sample_stats.values()]}
+        if len(shapes) != 1:
+            raise ValueError(f"all arrays must share (n_chains, n_draws); got {shapes}.")
+        self.n_chains, self.n_draws = shapes.pop()
+
+    def __getitem__(self, name):
+        return self.draws[name] if name in self.draws else self.sample_stats[name]
+
+    def get(self, name, discard=0, thin=1, flat=False):
+        """Draws of ``name`` after discarding ``discard`` per chain and keeping every
+        ``thin``-th; ``flat=True`` merges the chains into one leading axis."""
+        values = self[name][:, discard::thin]
+        return values.reshape(-1, *values.shape[2:]) if flat else values
+
+    def to_dict(self):
+        """``{"posterior": {...}, "sample_stats": {...}}`` of plain arrays."""
+        return {"posterior": dict(self.draws), "sample_stats": dict(self.sample_stats)}
+
+    def to_arviz(self):
+        """An ``arviz.InferenceData`` (needs the optional dependency ArviZ), so that
+        ``arviz.summary`` gives R-hat and effective sample sizes."""
+        try:
+            import arviz
+        except ImportError as error:
+            raise ImportError("to_arviz needs ArviZ: pip install 'skbayes-mh[arviz]'") from error
+        return arviz.from_dict(posterior=dict(self.draws), sample_stats=dict(self.sample_stats))
+
+    def __repr__(self):
+        names = ", ".join(f"{k} {v.shape[2:]}" for k, v in self.draws.items())
+        return f"Posterior({self.n_chains} chains x {self.n_draws} draws: {names})"
