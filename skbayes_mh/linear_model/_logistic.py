@@ -6,7 +6,7 @@ from scipy.special import expit, log_expit, logit
 from sklearn.base import ClassifierMixin
 from sklearn.utils import Bunch
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import BaseMHEstimator
@@ -146,9 +146,9 @@ class MinibatchMHLogisticRegression(ClassifierMixin, BaseMHEstimator):
                              f"data contain only one class: {self.classes_[0]!r}.")
         if self.classes_.size > 2:
             raise ValueError(
-                f"MinibatchMHLogisticRegression is a binary classifier; y has "
-                f"{self.classes_.size} classes. Use skbayes_mh.FireflySoftmaxClassifier for "
-                "multiclass problems.")
+                f"Only binary classification is supported. The type of the target is "
+                f"{type_of_target(y)} ({self.classes_.size} classes); "
+                "use skbayes_mh.FireflySoftmaxClassifier for multiclass problems.")
         n_features = X.shape[1]
         design = np.column_stack([X, np.ones(X.shape[0])]) if self.fit_intercept else X
         prior_scales = np.full(design.shape[1], float(self.prior_scale))
@@ -209,7 +209,8 @@ class MinibatchMHLogisticRegression(ClassifierMixin, BaseMHEstimator):
 
     def predict(self, X):
         """The class with the larger posterior-predictive probability."""
-        return self.classes_[(self.predict_proba(X)[:, 1] > 0.5).astype(int)]
+        positive = self.predict_proba(X)[:, 1]
+        return self.classes_[(positive > 0.5).astype(int)]
 
     def predictive_mean_risk(self, X, reference_proba):
         """Risk of each chain's running predictive mean against a reference, per draw.

@@ -1,0 +1,225 @@
+"""MinibatchMHLogisticRegression: scikit-learn citizenship, the posterior it samples,
+parallel chains, and bad input."""
+import pickle
+
+import numpy as np
+import pytest
+from scipy.special import expit, log_expit
+from sklearn.base import clone
+from sklearn.datasets import make_classification
+from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from skbayes_mh import MinibatchMHLogisticRegression
+from skbayes_mh.acceptance import MinibatchBarker
+
+from _models import batch_means_standard_error
+
+FAST = dict(n_samples=60, n_burnin=60, n_chains=2)
+
+
+@parametrize_with_checks([
+    MinibatchMHLogisticRegression(acceptance="metropolis", **FAST),
+    MinibatchMHLogisticRegression(acceptance=MinibatchBarker(batch_size=20), **FAST),
+])
+def test_scikit_learn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+@pytest.fixture(scope="module")
+def binary():
+    return make_classification(n_samples=400, n_features=4, n_informative=2, n_redundant=0,
+                               class_sep=2.0, random_state=0)
+
+
+def small(**kwargs):
+    return MinibatchMHLogisticRegression(**{**FAST, "random_state": 0, **kwargs})
+
+
+def test_fitted_attributes(binary):
+    X, y = binary
+    clf = small(n_chains=3).fit(X, y)
+    assert clf.coef_.shape == (1, 4) and clf.intercept_.shape == (1,)
+    assert clf.posterior_["coef"].shape == (3, 60, 4)
+    assert clf.posterior_["intercept"].shape == (3, 60)
+    for stat in ("lp", "acceptance_rate", "n_data_read", "seconds"):
+        assert clf.posterior_[stat].shape == (3, 60)
+    assert np.all(np.diff(clf.posterior_["seconds"], axis=1) >= 0)
+    assert clf.step_size_.shape == (3, 5)
+    assert clf.n_iter_ == 120 and 0 < clf.acceptance_rate_ < 1
+    np.testing.assert_allclose(clf.coef_[0], clf.posterior_["coef"].mean(axis=(0, 1)))
+    no_intercept = small(fit_intercept=False).fit(X, y)
+    assert no_intercept.intercept_[0] == 0 and no_intercept.step_size_.shape == (2, 4)
+
+
+def test_predictions_are_posterior_predictive_means(binary):
+    X, y = binary
+    clf = small().fit(X, y)
+    coef = clf.posterior_.get("coef", flat=True)
+    intercept = clf.posterior_.get("intercept", flat=True)
+    expected = expit(X[:7] @ coef.T + intercept).mean(axis=1)
+    proba = clf.predict_proba(X[:7])
+    np.testing.assert_allclose(proba[:, 1], expected, rtol=1e-12)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(clf.predict_proba(X[:7]), proba)  # deterministic
+    np.testing.assert_array_equal(clf.predict(X) == clf.classes_[1], clf.decision_function(X) > 0)
+    np.testing.assert_allclose(np.exp(clf.predict_log_proba(X[:7])), proba)
+    assert clf.score(X, y) > 0.8
+
+
+def test_string_labels_and_feature_names(binary):
+    pandas = pytest.importorskip("pandas")
+    X, y = binary
+    frame = pandas.DataFrame(X, columns=["a", "b", "c", "d"])
+    labels = np.where(y == 1, "yes", "no")
+    clf = small().fit(frame, labels)
+    assert list(clf.classes_) == ["no", "yes"]
+    assert list(clf.feature_names_in_) == ["a", "b", "c", "d"]
+    assert set(clf.predict(frame)) <= {"no", "yes"}
+
+
+def test_same_draws_for_any_n_jobs(binary):
+    X, y = binary
+    one = small(n_chains=3, n_jobs=1).fit(X, y)
+    two = small(n_chains=3, n_jobs=2).fit(X, y)
+    np.testing.assert_array_equal(one.posterior_["coef"], two.posterior_["coef"])
+    other_seed = small(n_chains=3, random_state=1).fit(X, y)
+    assert not np.array_equal(one.posterior_["coef"], other_seed.posterior_["coef"])
+
+
+def test_chains_on_a_local_dask_cluster(binary):
+    distributed = pytest.importorskip("distributed")
+    import joblib
+
+    X, y = binary
+    local = small(n_chains=2).fit(X, y)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster), joblib.parallel_backend("dask"):
+        remote = small(n_chains=2).fit(X, y)
+    np.testing.assert_array_equal(local.posterior_["coef"], remote.posterior_["coef"])
+
+
+def test_pipeline_grid_search_cross_validation_clone_and_pickle(binary):
+    X, y = binary
+    pipeline = make_pipeline(StandardScaler(), small())
+    search = GridSearchCV(pipeline, {
+        "minibatchmhlogisticregression__prior_scale": [0.1, 10.0],
+        "minibatchmhlogisticregression__acceptance": ["metropolis", "minibatch"],
+        "minibatchmhlogisticregression__temperature": [1.0, 5.0],
+    }, cv=2).fit(X, y)
+    assert search.best_score_ > 0.8
+    assert cross_val_score(small(), X, y, cv=3).mean() > 0.8
+    clf = small().fit(X, y)
+    fresh = clone(clf)
+    assert fresh.get_params() == clf.get_params() and not hasattr(fresh, "posterior_")
+    restored = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(restored.predict_proba(X), clf.predict_proba(X))
+
+
+def test_verbose_prints_progress(binary, capsys):
+    X, y = binary
+    small(verbose=1).fit(X, y)
+    captured = capsys.readouterr()
+    assert "MinibatchMHLogisticRegression" in captured.out + captured.err
+
+
+def test_to_arviz_summary(binary):
+    arviz = pytest.importorskip("arviz")
+    X, y = binary
+    clf = small(n_chains=2).fit(X, y)
+    summary = arviz.summary(clf.posterior_.to_arviz(), var_names=["coef", "intercept"])
+    assert {"r_hat", "ess_bulk"} <= set(summary.columns)
+    assert len(summary) == 5
+
+
+def test_predictive_mean_risk(binary):
+    X, y = binary
+    clf = small(n_chains=2, n_samples=200).fit(X, y)
+    reference = clf.predict_proba(X)  # the chains' own final predictive mean
+    curve = clf.predictive_mean_risk(X, reference)
+    assert curve.risk.shape == curve.n_data_read.shape == curve.seconds.shape == (2, 200)
+    np.testing.assert_array_equal(curve.n_draws, np.arange(1, 201))
+    assert np.all(np.diff(curve.n_data_read, axis=1) >= 0)
+    # The running mean converges toward the pooled mean: the risk falls.
+    assert np.all(curve.risk[:, -1] < curve.risk[:, 0])
+    with pytest.raises(ValueError, match="reference_proba"):
+        clf.predictive_mean_risk(X, reference[:10])
+
+
+@pytest.mark.parametrize("params, message", [
+    (dict(acceptance="nope"), "acceptance"),
+    (dict(step_size=-1.0), "step_size"),
+    (dict(step_size="big"), "step_size"),
+    (dict(prior_scale=0.0), "prior_scale"),
+    (dict(temperature=-2.0), "temperature"),
+    (dict(n_chains=0), "n_chains"),
+    (dict(thin=0), "thin"),
+    (dict(acceptance=MinibatchBarker(batch_size=0)), "batch_size"),
+])
+def test_bad_parameters(binary, params, message):
+    X, y = binary
+    with pytest.raises(ValueError, match=message):
+        small(**params).fit(X, y)
+
+
+def test_bad_data(binary):
+    X, y = binary
+    with pytest.raises(ValueError, match="FireflySoftmaxClassifier"):
+        small().fit(X, np.arange(len(y)) % 3)
+    with pytest.raises(ValueError, match="one class"):
+        small().fit(X, np.zeros(len(y)))
+    bad = X.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        small().fit(bad, y)
+    with pytest.raises(ValueError):
+        small().fit(X[:, 0], y)
+    with pytest.raises(ValueError):
+        small().fit(X[:0], y[:0])
+    with pytest.raises(ValueError, match="features"):
+        small().fit(X, y).predict(X[:, :3])
+
+
+def test_read_only_memmap(binary, tmp_path):
+    X, y = binary
+    np.save(tmp_path / "X.npy", X)
+    read_only = np.load(tmp_path / "X.npy", mmap_mode="r")
+    np.testing.assert_array_equal(small().fit(read_only, y).posterior_["coef"],
+                                  small().fit(X, y).posterior_["coef"])
+
+
+@pytest.mark.parametrize("acceptance", ["metropolis", "barker",
+                                        # delta = 0.1 grows every batch to all 600 rows here:
+                                        # this checks the minibatch path at its exact limit.
+                                        MinibatchBarker(batch_size=50, delta=0.1)],
+                         ids=["metropolis", "barker", "minibatch-delta"])
+def test_posterior_matches_numerical_integration(acceptance):
+    # One feature and an intercept: the posterior is integrated on a fine grid.
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=600)
+    y = (rng.random(600) < expit(0.8 * x - 0.5)).astype(int)
+    grid_w = np.linspace(0.0, 1.8, 361)
+    grid_b = np.linspace(-1.4, 0.4, 361)
+    w, b = np.meshgrid(grid_w, grid_b, indexing="ij")
+    z = w[..., None] * x + b[..., None]
+    log_post = np.sum(np.where(y == 1, log_expit(z), log_expit(-z)), axis=-1)
+    log_post += -0.5 * w**2 / 2.0**2 - 0.5 * b**2 / 10.0**2
+    density = np.exp(log_post - log_post.max())
+    density /= density.sum()
+    exact_mean = np.array([(density * w).sum(), (density * b).sum()])
+    exact_sd = np.sqrt(np.array([(density * w**2).sum(), (density * b**2).sum()]) - exact_mean**2)
+
+    clf = MinibatchMHLogisticRegression(acceptance=acceptance, prior_scale=2.0, n_samples=5000,
+                                        n_burnin=1000, n_chains=4, n_jobs=2, random_state=0)
+    clf.fit(x[:, None], y)
+    draws = np.stack([clf.posterior_["coef"][..., 0], clf.posterior_["intercept"]], axis=-1)
+    for k in range(2):
+        chains = draws[..., k]
+        standard_error = np.sqrt(np.mean([batch_means_standard_error(c, 20) ** 2
+                                          for c in chains]) / chains.shape[0])
+        assert abs(chains.mean() - exact_mean[k]) < 4 * standard_error + 0.01 * exact_sd[k]
+        effective = chains.var() / standard_error**2
+        assert abs(chains.std() / exact_sd[k] - 1) < 4 / np.sqrt(2 * effective) + 0.01
