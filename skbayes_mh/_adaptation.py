@@ -24,25 +24,33 @@ SHAPE_UPDATES = (0.25, 0.5, 0.75)
 N_TIMING_CHUNKS = 20
 
 
-def _shape_factor(draws, fallback_sd, full):
-    """Cholesky factor (full) or standard deviations (diagonal) of the draws' covariance,
-    shrunk slightly toward ``fallback_sd`` so that it is positive definite."""
-    n = draws.shape[0]
-    weight = n / (n + 10.0)
-    if not full:
-        variance = draws.var(axis=0)
-        return None, np.sqrt(weight * variance + (1 - weight) * fallback_sd**2)
-    covariance = np.atleast_2d(np.cov(draws.T))
-    covariance = weight * covariance + (1 - weight) * np.diag(fallback_sd**2)
-    try:
-        return np.linalg.cholesky(covariance), None
-    except np.linalg.LinAlgError:
-        return None, np.sqrt(np.maximum(np.diag(covariance), 1e-300))
+def _shape(covariance, full):
+    """(Cholesky factor, None) of a covariance, or (None, standard deviations) when the
+    shape is diagonal or the covariance is not positive definite."""
+    if full:
+        try:
+            return np.linalg.cholesky(covariance), None
+        except np.linalg.LinAlgError:
+            pass
+    return None, np.sqrt(np.maximum(np.diag(covariance), 1e-300))
+
+
+def _updated_covariance(draws, n_moves, initial_covariance, full):
+    """The burn-in draws' covariance, shrunk toward the initial one by how many accepted
+    moves stand behind it (``n_moves / (n_moves + 20 d)``): early, correlated draws say
+    little about the shape."""
+    d = draws.shape[1]
+    weight = n_moves / (n_moves + 20.0 * d)
+    covariance = np.atleast_2d(np.cov(draws.T)) if full else np.diag(draws.var(axis=0))
+    return weight * covariance + (1 - weight) * initial_covariance
 
 
 def run_chain_with_adaptation(target, theta0, seed, n_burnin, n_samples, thin, step_size,
-                              initial_sd, target_accept, progress=None):
+                              initial_covariance, target_accept, progress=None):
     """Run one chain: adaptive (``step_size="auto"``) or fixed burn-in, then kept draws.
+
+    ``initial_covariance`` ((d, d), or (d,) variances) is the first proposal shape, e.g.
+    the Laplace approximation; the burn-in draws refine it.
 
     Returns
     -------
@@ -58,28 +66,35 @@ def run_chain_with_adaptation(target, theta0, seed, n_burnin, n_samples, thin, s
     d = theta.size
     factor = None
     if step_size == "auto":
-        base_sd = np.asarray(initial_sd, dtype=np.float64)
-        shape_sd, chol = base_sd.copy(), None
+        full = d <= FULL_COVARIANCE_MAX_DIM
+        initial = np.asarray(initial_covariance, dtype=np.float64)
+        if initial.ndim == 1:
+            initial = np.diag(initial)
+        if not full:
+            initial = np.diag(np.diag(initial))
+        chol, shape_sd = _shape(initial, full)
         log_scale = np.log(2.38 / np.sqrt(d))
         window = max(1, n_burnin // N_WINDOWS)
-        history = []
+        history, moves = [], []
         updates = {int(f * N_WINDOWS) for f in SHAPE_UPDATES}
         for k in range(N_WINDOWS if n_burnin else 0):
             n_iter = window if k < N_WINDOWS - 1 else n_burnin - window * (N_WINDOWS - 1)
             scale = np.exp(log_scale)
             draws, accepted, _, _ = target.iterate(
-                theta, rng, n_iter, scale * shape_sd,
+                theta, rng, n_iter, scale * (shape_sd if chol is None else np.ones(d)),
                 None if chol is None else scale * chol, what="burn-in", cache=cache)
             history.append(draws)
+            moves.append(accepted.sum())
             log_scale += (accepted.mean() - target_accept) * 2.0 / np.sqrt(k + 1.0)
             if k + 1 in updates:
-                recent = np.concatenate(history[max(1, N_WINDOWS // 10):] or history)
-                chol, sd = _shape_factor(recent, base_sd, full=d <= FULL_COVARIANCE_MAX_DIM)
-                shape_sd = np.sqrt(np.sum(chol**2, axis=1)) if chol is not None else sd
+                first = max(1, N_WINDOWS // 10)
+                covariance = _updated_covariance(np.concatenate(history[first:]),
+                                                 sum(moves[first:]), initial, full)
+                chol, shape_sd = _shape(covariance, full)
             if progress is not None:
                 progress.update(n_iter)
         scale = np.exp(log_scale)
-        step = scale * shape_sd
+        step = scale * (shape_sd if chol is None else np.sqrt(np.sum(chol**2, axis=1)))
         factor = None if chol is None else scale * chol
     else:
         step = np.full(d, float(step_size))

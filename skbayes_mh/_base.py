@@ -32,7 +32,8 @@ class BaseMHEstimator(BaseEstimator):
         "verbose": ["verbose"],
     }
 
-    def _sample_posterior(self, loglik, data, prior_kind, prior_scales, theta_start, start_sd):
+    def _sample_posterior(self, loglik, data, prior_kind, prior_scales, theta_start,
+                          start_covariance):
         """Run ``n_chains`` chains on the tempered posterior and return their draws.
 
         Parameters
@@ -43,8 +44,10 @@ class BaseMHEstimator(BaseEstimator):
             A built-in prior of ``_kernels/priors.py``.
         theta_start : (d,) array
             A central starting point (e.g. the MAP).
-        start_sd : (d,) array
-            Scale of the per-chain jitter around ``theta_start``, and of the first proposals.
+        start_covariance : (d, d) or (d,) array
+            A covariance (or variances) of the posterior, e.g. the Laplace approximation:
+            the scale of the per-chain jitter around ``theta_start`` (its diagonal) and the
+            first proposal shape.
 
         Returns
         -------
@@ -57,6 +60,8 @@ class BaseMHEstimator(BaseEstimator):
         target = Target(loglik, flat_log_prior, prior_kind, np.ascontiguousarray(prior_scales),
                         data, acceptance, 1.0 / float(self.temperature))
         seeds = chain_seeds(self.random_state, self.n_chains)
+        start_cov = np.asarray(start_covariance, dtype=np.float64)
+        start_sd = np.sqrt(np.diag(start_cov) if start_cov.ndim == 2 else start_cov)
         # Starting points: the centre plus one Laplace sd of jitter, each from its chain's seed.
         starts = [theta_start + start_sd * np.random.default_rng([seed, 1]).standard_normal(
             theta_start.size) for seed in seeds]
@@ -66,7 +71,7 @@ class BaseMHEstimator(BaseEstimator):
             chains = run_in_parallel(
                 run_chain_with_adaptation,
                 [(target, start, seed, self.n_burnin, self.n_samples, self.thin, self.step_size,
-                  start_sd, acceptance.target_acceptance_rate,
+                  start_cov, acceptance.target_acceptance_rate,
                   progress if self.verbose > 0 else None)
                  for start, seed in zip(starts, seeds)],
                 self.n_jobs)

@@ -6,7 +6,7 @@ import pytest
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def shared_data():
     if not SHARED_DATA.is_dir():
         pytest.skip(f"real data sets not found at {SHARED_DATA} (they sit beside the checkout "

@@ -9,6 +9,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._adaptation import FULL_COVARIANCE_MAX_DIM
 from .._base import BaseMHEstimator
 from .._kernels.priors import GAUSSIAN
 from .._validation import read_only
@@ -155,11 +156,12 @@ class MinibatchMHLogisticRegression(ClassifierMixin, BaseMHEstimator):
         if self.fit_intercept:
             prior_scales[-1] = self.intercept_prior_scale
         y_float = y_encoded.astype(np.float64)
-        theta_map, laplace_sd = logistic_map(design, y_float, prior_scales,
-                                             1.0 / float(self.temperature))
+        theta_map, laplace = logistic_map(design, y_float, prior_scales,
+                                          1.0 / float(self.temperature),
+                                          full=design.shape[1] <= FULL_COVARIANCE_MAX_DIM)
         data = read_only(np.ascontiguousarray(np.column_stack([design, y_float])))
         draws, stats, _ = self._sample_posterior(logistic_loglik, data, GAUSSIAN, prior_scales,
-                                                 theta_map, laplace_sd)
+                                                 theta_map, laplace)
         coef = draws[..., :n_features]
         intercept = draws[..., n_features] if self.fit_intercept else np.zeros(draws.shape[:2])
         self.posterior_ = Posterior({"coef": coef, "intercept": intercept}, stats)

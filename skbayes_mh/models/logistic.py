@@ -27,8 +27,8 @@ def logistic_loglik(theta, data, i):
     return y * log_sigmoid(z) + (1.0 - y) * log_sigmoid(-z)
 
 
-def logistic_map(design, y, prior_scales, inv_temperature=1.0, max_iter=500):
-    """The MAP of the tempered posterior and the Laplace approximation's marginal sds.
+def logistic_map(design, y, prior_scales, inv_temperature=1.0, max_iter=500, full=True):
+    """The MAP of the tempered posterior and the Laplace approximation's covariance.
 
     Minimises ``-[sum_i log p(y_i | x_i, w)] / K + sum_k w_k^2 / (2 s_k^2)`` with L-BFGS.
 
@@ -43,9 +43,9 @@ def logistic_map(design, y, prior_scales, inv_temperature=1.0, max_iter=500):
     Returns
     -------
     theta_map : ndarray of shape (d,)
-    laplace_sd : ndarray of shape (d,)
-        ``1 / sqrt(diag(H))`` of the Hessian ``H`` at the MAP: a cheap per-coordinate
-        scale for the first proposals.
+    laplace : ndarray of shape (d, d) or (d,)
+        With ``full``, the inverse Hessian ``H^-1`` at the MAP (the Laplace covariance);
+        otherwise the variances ``1 / diag(H)`` (O(N d) instead of O(N d^2)).
     """
     import numpy as np
     from scipy.optimize import minimize
@@ -65,5 +65,8 @@ def logistic_map(design, y, prior_scales, inv_temperature=1.0, max_iter=500):
                       options={"maxiter": max_iter})
     theta = result.x
     p = expit(design @ theta)
-    hessian_diagonal = (p * (1 - p)) @ (design * design) * inv_temperature + precision
-    return theta, 1.0 / np.sqrt(hessian_diagonal)
+    weights = p * (1 - p) * inv_temperature
+    if not full:
+        return theta, 1.0 / (weights @ (design * design) + precision)
+    hessian = (design * weights[:, None]).T @ design + np.diag(precision)
+    return theta, np.linalg.inv(hessian)

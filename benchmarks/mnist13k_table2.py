@@ -1,0 +1,80 @@
+"""The MNIST-13k row of Table 2 of Seita et al.: logistic regression on MNIST 1s vs 7s
+(784 raw pixels in [0, 1], no intercept, flat prior), temperature 100, random-walk
+standard deviation 0.05 per coordinate, initial batch 100, 5,000 samples, 10 trials.
+
+Prints the average minibatch size per test (paper: 125.4 +/- 9.2) and the test accuracy
+of the final draws, for sigma = 1 (the paper's test) and for larger sigmas, where the
+correction distribution stays accurate and the variance condition s^2 < sigma^2 is met by
+smaller batches. Then draws/s and rows read/s against exact Metropolis in the same run.
+
+    python benchmarks/mnist13k_table2.py [--trials 10] [--samples 5000]
+"""
+import argparse
+
+import numpy as np
+from scipy.special import expit
+
+from skbayes_mh import sample
+from skbayes_mh.acceptance import CorrectionDistribution, MinibatchBarker
+from skbayes_mh.datasets import mnist_pair
+from skbayes_mh.models.logistic import logistic_loglik
+
+from _common import shared_data, table
+
+TEMPERATURE = 100.0
+STEP = 0.05
+
+
+def accuracy(draws, X, y):
+    """Test accuracy of the predictive mean over ``draws`` (n, 784)."""
+    return float(np.mean((expit(X @ draws.T).mean(axis=1) > 0.5) == y))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--trials", type=int, default=10)
+    parser.add_argument("--samples", type=int, default=5000)
+    args = parser.parse_args()
+    mnist = shared_data("mnist")
+    if mnist is None:
+        return
+    X, y = mnist_pair(mnist, (1, 7), "train")
+    X_test, y_test = mnist_pair(mnist, (1, 7), "test")
+    data = np.column_stack([X, y]).astype(np.float64)
+    theta0 = np.zeros(X.shape[1])
+    print(f"MNIST 1 vs 7: {X.shape[0]:,} training rows, {X_test.shape[0]:,} test rows, "
+          f"{X.shape[1]} pixels; temperature {TEMPERATURE:.0f}, step {STEP}, "
+          f"{args.samples:,} samples x {args.trials} trials\n")
+    rows, speed = [], {}
+    for sigma in (1.0, 1.15, 1.2):
+        test = MinibatchBarker(batch_size=100, sigma=sigma)
+        sizes, final_accuracy, last_accuracy, rates, per_second, rows_per_second = ([] for _ in range(6))
+        for trial in range(args.trials):
+            result = sample(logistic_loglik, data, theta0, step_size=STEP, acceptance=test,
+                            temperature=TEMPERATURE, n_samples=args.samples, random_state=trial)
+            sizes.append(result.mean_data_read)
+            final_accuracy.append(accuracy(result.draws[-1:], X_test, y_test))
+            last_accuracy.append(accuracy(result.draws[-1000:], X_test, y_test))
+            rates.append(result.acceptance_rate)
+            per_second.append(args.samples / result.seconds)
+            rows_per_second.append(result.n_data_read.sum() / result.seconds)
+        rows.append([f"minibatch sigma={sigma:.2f}", f"{CorrectionDistribution(sigma).sup_error:.1e}",
+                     f"{np.mean(sizes):.1f} +/- {np.std(sizes):.1f}", f"{np.mean(rates):.3f}",
+                     f"{np.mean(final_accuracy):.4f}", f"{np.mean(last_accuracy):.4f}"])
+        speed[f"minibatch sigma={sigma:.2f}"] = (np.median(per_second), np.median(rows_per_second))
+    table(rows, ["test", "correction error", "rows/test", "accept", "acc. final draw",
+                 "acc. last 1000"])
+    print("\npaper (sigma = 1): 125.4 +/- 9.2 rows per test")
+
+    exact = sample(logistic_loglik, data, theta0, step_size=STEP, acceptance="metropolis",
+                   temperature=TEMPERATURE, n_samples=min(args.samples, 2000), random_state=0)
+    speed["metropolis"] = (exact.draws.shape[0] / exact.seconds,
+                           exact.n_data_read.sum() / exact.seconds)
+    print()
+    base = speed["metropolis"][0]
+    table([[name, f"{d:,.0f}", f"{r / 1e6:.2f}", f"{d / base:.1f}x"] for name, (d, r) in speed.items()],
+          ["test", "draws/s", "M rows read/s", "draws/s vs metropolis"])
+
+
+if __name__ == "__main__":
+    main()

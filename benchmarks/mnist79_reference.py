@@ -1,0 +1,61 @@
+"""Build the long exact reference posterior for MNIST 7 vs 9 (50 principal components plus
+a bias, 12,214 rows, Gaussian prior with precision 10 on every weight): exact Metropolis
+chains, summarised per weight (mean, sd, Monte Carlo standard error) and saved to
+``tests/data/mnist79_pca50_reference.npz`` for ``tests/test_mnist_exactness.py``.
+
+    python benchmarks/mnist79_reference.py [--iterations 500000] [--chains 4]
+"""
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+
+from skbayes_mh import MinibatchMHLogisticRegression
+from skbayes_mh.datasets import mnist_pca_pair
+
+from _common import shared_data
+
+OUTPUT = Path(__file__).resolve().parents[1] / "tests" / "data" / "mnist79_pca50_reference.npz"
+PRIOR_SCALE = 1 / np.sqrt(10)  # precision 10
+
+
+def weights(clf):
+    """(n_chains, n_draws, 51): the 50 weights and the bias."""
+    return np.concatenate([clf.posterior_["coef"], clf.posterior_["intercept"][..., None]], axis=-1)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--iterations", type=int, default=500_000)
+    parser.add_argument("--chains", type=int, default=4)
+    parser.add_argument("--thin", type=int, default=50)
+    args = parser.parse_args()
+    mnist = shared_data("mnist")
+    if mnist is None:
+        return
+    import arviz
+
+    X, y = mnist_pca_pair(mnist, (7, 9), 50)
+    start = time.perf_counter()
+    clf = MinibatchMHLogisticRegression(
+        acceptance="metropolis", prior_scale=PRIOR_SCALE, intercept_prior_scale=PRIOR_SCALE,
+        n_samples=args.iterations // args.thin, thin=args.thin, n_burnin=20_000,
+        n_chains=args.chains, n_jobs=-1, random_state=2024).fit(X, y)
+    seconds = time.perf_counter() - start
+    draws = weights(clf)
+    summary = arviz.summary(arviz.from_dict(posterior={"w": draws}), kind="all")
+    mean = draws.mean(axis=(0, 1))
+    sd = draws.std(axis=(0, 1))
+    np.savez(OUTPUT, mean=mean, sd=sd, mcse=summary["mcse_mean"].to_numpy(),
+             ess=summary["ess_bulk"].to_numpy(), iterations=args.iterations * args.chains)
+    print(f"{args.chains} chains x {args.iterations:,} exact Metropolis iterations in "
+          f"{seconds:.0f} s; acceptance {clf.acceptance_rate_:.3f}")
+    print(f"bulk ESS min/median {summary['ess_bulk'].min():.0f}/{summary['ess_bulk'].median():.0f}, "
+          f"R-hat max {summary['r_hat'].max():.3f}, "
+          f"MCSE/sd max {np.max(summary['mcse_mean'].to_numpy() / sd):.3f}")
+    print(f"saved {OUTPUT}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+"""Exactness on real data: MNIST 7 vs 9, 50 principal components plus a bias (12,214 rows,
+Gaussian prior with precision 10), against a long exact reference run built by
+``benchmarks/mnist79_reference.py`` (4 x 500,000 Metropolis iterations, summarised in
+``tests/data/mnist79_pca50_reference.npz``).
+
+The requirement is that every weight's posterior mean lies within 0.1 posterior sd of the
+reference. A chain of finite length also carries Monte Carlo error, so the tolerance is
+0.1 sd plus three Monte Carlo standard errors, both runs' MCSE combined (ArviZ's mcse_mean)."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from skbayes_mh import MinibatchMHLogisticRegression
+from skbayes_mh.acceptance import MinibatchBarker
+from skbayes_mh.datasets import mnist_pca_pair
+
+REFERENCE = Path(__file__).with_name("data") / "mnist79_pca50_reference.npz"
+PRIOR_SCALE = 1 / np.sqrt(10)
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def mnist79(shared_data):
+    return mnist_pca_pair(shared_data / "mnist", (7, 9), 50)
+
+
+@pytest.fixture(scope="module")
+def reference():
+    with np.load(REFERENCE) as saved:
+        return {key: saved[key] for key in saved.files}
+
+
+def weights(clf):
+    return np.concatenate([clf.posterior_["coef"], clf.posterior_["intercept"][..., None]], axis=-1)
+
+
+def run(acceptance, X, y):
+    clf = MinibatchMHLogisticRegression(
+        acceptance=acceptance, prior_scale=PRIOR_SCALE, intercept_prior_scale=PRIOR_SCALE,
+        n_samples=3000, thin=15, n_burnin=5000, n_chains=2, n_jobs=2, random_state=7)
+    return clf.fit(X, y)
+
+
+def diagnostics(draws):
+    """Per weight: mean, Monte Carlo standard error of the mean, bulk ESS (ArviZ)."""
+    arviz = pytest.importorskip("arviz")
+    summary = arviz.summary(arviz.from_dict(posterior={"w": draws}), kind="diagnostics")
+    return (draws.mean(axis=(0, 1)), summary["mcse_mean"].to_numpy(),
+            summary["ess_bulk"].to_numpy())
+
+
+@pytest.fixture(scope="module")
+def exact_runs(mnist79):
+    X, y = mnist79
+    return {name: weights(run(name, X, y)) for name in ("metropolis", "barker", "minibatch")}
+
+
+# The minibatch test at temperature 1 with posterior-scale steps reads about 85% of the
+# rows per test here; its error is held to the same requirement as the exact tests.
+@pytest.mark.parametrize("name", ["metropolis", "barker", "minibatch"])
+def test_agreement_with_the_long_reference(exact_runs, reference, name):
+    mean, mcse, ess = diagnostics(exact_runs[name])
+    tolerance = 0.1 * reference["sd"] + 3 * np.sqrt(mcse**2 + reference["mcse"] ** 2)
+    assert np.all(np.abs(mean - reference["mean"]) <= tolerance), \
+        np.max(np.abs(mean - reference["mean"]) / reference["sd"])
+    # The spread: sds within 10%, plus the error of an sd estimated from ESS draws,
+    # about 1 / sqrt(2 ESS) relative.
+    sd = exact_runs[name].std(axis=(0, 1))
+    assert np.all(np.abs(sd / reference["sd"] - 1) < 0.1 + 3 / np.sqrt(2 * ess))
+
+
+def test_metropolis_and_barker_agree(exact_runs, reference):
+    mean_m, mcse_m, _ = diagnostics(exact_runs["metropolis"])
+    mean_b, mcse_b, _ = diagnostics(exact_runs["barker"])
+    tolerance = 0.1 * reference["sd"] + 3 * np.sqrt(mcse_m**2 + mcse_b**2)
+    assert np.all(np.abs(mean_m - mean_b) <= tolerance)
