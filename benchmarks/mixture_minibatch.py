@@ -75,7 +75,7 @@ def main():
     flat = truth.ravel()
     iid_tv = np.mean([0.5 * np.abs(rng.multinomial(args.samples, flat) / args.samples - flat).sum()
                       for _ in range(200)])
-    print(f"\npaper: 172 rows per test (minibatch), 12,562 (austerity), 67,508 (confidence).")
+    print("\npaper: 172 rows per test (minibatch), 12,562 (austerity), 67,508 (confidence).")
     print(f"TV of {args.samples:,} i.i.d. draws from the true posterior on the same grid: "
           f"{iid_tv:.3f} (a chain's draws are correlated, so somewhat more is expected).")
 

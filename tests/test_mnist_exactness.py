@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from skbayes_mh import MinibatchMHLogisticRegression
-from skbayes_mh.acceptance import MinibatchBarker
 from skbayes_mh.datasets import mnist_pca_pair
 
 REFERENCE = Path(__file__).with_name("data") / "mnist79_pca50_reference.npz"

@@ -2,7 +2,7 @@
 import numbers
 
 import numpy as np
-from scipy.special import expit, log_expit, logit
+from scipy.special import expit, logit
 from sklearn.base import ClassifierMixin
 from sklearn.utils import Bunch
 from sklearn.utils._param_validation import Interval
