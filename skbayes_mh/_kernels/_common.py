@@ -135,3 +135,78 @@ def prefetch_row(data, i):
     start = data[i].ctypes.data
     for offset in range(0, min(data.shape[1] * 8, PREFETCH_LINES * CACHE_LINE), CACHE_LINE):
         _prefetch(start + offset)
+
+
+#: Outcomes of ``grow_batch``.
+BATCH_GROWN = 0
+#: A row has log-likelihood -inf at the proposal: Delta = -inf, reject.
+BATCH_CERTAIN_REJECT = 1
+#: A row has log-likelihood -inf at the current state: Delta = +inf, accept.
+BATCH_CERTAIN_ACCEPT = 2
+#: A row gave NaN or +inf.
+BATCH_BAD_LOGLIK = 3
+
+#: How many minibatch rows ahead of the one being evaluated are prefetched (see
+#: ``benchmarks/minibatch_speed.py``: 4 was fastest on MNIST-shaped rows of 6 KB).
+PREFETCH_AHEAD = 4
+
+
+@jit(types.Tuple((I8, I8))(LOGLIK, DATA, VECTOR, VECTOR, F8, INDEX, VECTOR, I8, I8, RNG, VECTOR))
+def grow_batch(loglik, data, theta, theta_prop, inv_temperature, index_pool, scratch, count,
+               grow, rng, sums):
+    """Add ``grow`` random rows (without replacement) to a minibatch of ``count`` rows: the one
+    place where the subsampling tests read data.
+
+    For each new row ``i``, ``lambda_i = (l_i(theta') - l_i(theta)) / K`` goes to
+    ``scratch[j]`` (``j`` its position in the batch) and into ``sums``:
+    ``[shift, sum(lambda - shift), sum((lambda - shift)^2)]`` with ``shift`` the batch's first
+    value, so the variance needs no division per row and suffers no cancellation.
+
+    Returns
+    -------
+    outcome : int
+        ``BATCH_GROWN``, or an early ``BATCH_CERTAIN_REJECT`` / ``BATCH_CERTAIN_ACCEPT`` /
+        ``BATCH_BAD_LOGLIK``.
+    n_read : int
+        Rows in the batch (or read before the early outcome).
+    """
+    draw_without_replacement(index_pool, count, grow, rng)
+    end = count + grow
+    for j in range(count, min(count + PREFETCH_AHEAD, end)):
+        prefetch_row(data, index_pool[j])
+    for j in range(count, end):
+        if j + PREFETCH_AHEAD < end:
+            prefetch_row(data, index_pool[j + PREFETCH_AHEAD])
+        i = index_pool[j]
+        l_prop = loglik(theta_prop, data, i)
+        l_current = loglik(theta, data, i)
+        if math.isnan(l_prop) or math.isnan(l_current) or l_prop == math.inf or l_current == math.inf:
+            return BATCH_BAD_LOGLIK, j + 1
+        if l_prop == -math.inf:
+            return BATCH_CERTAIN_REJECT, j + 1
+        if l_current == -math.inf:
+            return BATCH_CERTAIN_ACCEPT, j + 1
+        value = (l_prop - l_current) * inv_temperature
+        scratch[j] = value
+        if j == 0:
+            sums[0] = value
+        sums[1] += value - sums[0]
+        sums[2] += (value - sums[0]) * (value - sums[0])
+    return BATCH_GROWN, end
+
+
+@jit(types.Tuple((F8, F8))(VECTOR, I8))
+def batch_mean_variance(sums, count):
+    """Mean and sample variance (divisor ``count - 1``; 0 for one row) from ``grow_batch``'s sums."""
+    mean = sums[0] + sums[1] / count
+    if count < 2:
+        return mean, 0.0
+    return mean, max(sums[2] - sums[1] * sums[1] / count, 0.0) / (count - 1)
+
+
+@jit(types.Tuple((types.boolean, I8, F8, I8))(I8, I8))
+def early_outcome(outcome, n_read):
+    """The decision-kernel result for an early ``grow_batch`` outcome."""
+    if outcome == BATCH_BAD_LOGLIK:
+        return False, n_read, math.nan, STATUS_BAD_LOGLIK
+    return outcome == BATCH_CERTAIN_ACCEPT, n_read, math.nan, STATUS_OK

@@ -7,16 +7,16 @@ Berry-Esseen requirement".
 """
 import math
 
-from ._common import draw_without_replacement, prefetch_row, sample_discrete
-from ._jit import DECIDE_SIGNATURE, F8, I8, STATUS_BAD_LOGLIK, STATUS_OK, VECTOR, jit
+import numpy as np
+
+from ._common import (BATCH_GROWN, batch_mean_variance, early_outcome, grow_batch,
+                      sample_discrete)
+from ._jit import DECIDE_SIGNATURE, F8, I8, STATUS_OK, VECTOR, jit
 
 #: Constants of the Berry-Esseen bound for sampling without replacement that the paper's
 #: Corollary 1 uses: sup_x |P(standardised mean < x) - Phi(x)| <= (6.4 E|X|^3 + 2 E|X|) / sqrt(b).
 BERRY_ESSEEN_THIRD_MOMENT = 6.4
 BERRY_ESSEEN_FIRST_MOMENT = 2.0
-#: How many minibatch rows ahead of the one being evaluated are prefetched (see
-#: ``benchmarks/minibatch_speed.py``: 4 was fastest on MNIST-shaped rows of 6 KB).
-PREFETCH_AHEAD = 4
 
 
 @jit(F8(VECTOR, I8, F8))
@@ -62,45 +62,18 @@ def minibatch_barker_decide(loglik, data, theta, theta_prop, log_psi, inv_temper
     batch_size = int(params[0])
     sigma2 = params[1] * params[1]
     delta_max = params[2]
+    sums = np.zeros(3)
     count = 0
-    # Sums of (lambda_i - shift) and its square; shifting by the first value keeps the
-    # variance free of cancellation without a division per row.
-    shift = 0.0
-    sum1 = 0.0
-    sum2 = 0.0
-    mean = 0.0
-    s2 = 0.0
     while True:
-        grow = min(batch_size, n - count)
-        draw_without_replacement(index_pool, count, grow, rng)
-        end = count + grow
-        for j in range(count, min(count + PREFETCH_AHEAD, end)):
-            prefetch_row(data, index_pool[j])
-        for j in range(count, end):
-            if j + PREFETCH_AHEAD < end:
-                prefetch_row(data, index_pool[j + PREFETCH_AHEAD])
-            i = index_pool[j]
-            l_prop = loglik(theta_prop, data, i)
-            l_current = loglik(theta, data, i)
-            if math.isnan(l_prop) or math.isnan(l_current) or l_prop == math.inf or l_current == math.inf:
-                return False, j + 1, math.nan, STATUS_BAD_LOGLIK
-            if l_prop == -math.inf:  # the proposal has zero likelihood: Delta = -inf
-                return False, j + 1, math.nan, STATUS_OK
-            if l_current == -math.inf:  # the current state has zero likelihood: Delta = +inf
-                return True, j + 1, math.nan, STATUS_OK
-            value = (l_prop - l_current) * inv_temperature
-            scratch[j] = value
-            if j == 0:
-                shift = value
-            sum1 += value - shift
-            sum2 += (value - shift) * (value - shift)
-        count += grow
-        mean = shift + sum1 / count
+        outcome, count = grow_batch(loglik, data, theta, theta_prop, inv_temperature, index_pool,
+                                    scratch, count, min(batch_size, n - count), rng, sums)
+        if outcome != BATCH_GROWN:
+            return early_outcome(outcome, count)
+        mean, sample_variance = batch_mean_variance(sums, count)
         if count == n:
             s2 = 0.0
             break
         if count >= 2:
-            sample_variance = max(sum2 - sum1 * sum1 / count, 0.0) / (count - 1)
             s2 = n * n * sample_variance / count * (1.0 - count / n)
             if s2 < sigma2 and (math.isnan(delta_max)
                                 or berry_esseen_bound(scratch, count, mean) <= delta_max):
