@@ -4,6 +4,7 @@ import math
 import numpy as np
 from numba import types
 
+from .austerity import austerity_decide
 from .barker import barker_decide
 from .metropolis import metropolis_decide
 from .minibatch import minibatch_barker_decide
@@ -15,6 +16,7 @@ from ._jit import (DATA, F8, FLAGS, I8, INDEX, LOG_PRIOR, LOGLIK, MATRIX, RNG,
 METROPOLIS = 0
 BARKER = 1
 MINIBATCH_BARKER = 2
+AUSTERITY = 3
 
 
 @jit
@@ -29,6 +31,10 @@ def decide(kernel_id, loglik, data, theta, theta_prop, log_psi, inv_temperature,
         return barker_decide(loglik, data, theta, theta_prop, log_psi, inv_temperature,
                              loglik_sum, params, correction_support, correction_cdf,
                              index_pool, scratch, rng)
+    if kernel_id == AUSTERITY:
+        return austerity_decide(loglik, data, theta, theta_prop, log_psi, inv_temperature,
+                                loglik_sum, params, correction_support, correction_cdf,
+                                index_pool, scratch, rng)
     return minibatch_barker_decide(loglik, data, theta, theta_prop, log_psi, inv_temperature,
                                    loglik_sum, params, correction_support, correction_cdf,
                                    index_pool, scratch, rng)

@@ -6,18 +6,20 @@ name                    class                  decision
 ``"metropolis"``        :class:`Metropolis`    exact, full data, ``min(1, exp(Delta))``
 ``"barker"``            :class:`Barker`        exact, full data, ``1 / (1 + exp(-Delta))``
 ``"minibatch"``         :class:`MinibatchBarker`  Barker test on adaptive random minibatches
+``"austerity"``         :class:`Austerity`     sequential t-test on random minibatches
 ======================  =====================  ===========================================
 """
 from sklearn.base import clone
 
 from ._base import AcceptanceTest
+from .austerity import Austerity
 from .barker import Barker
 from .correction import CorrectionDistribution
 from .metropolis import Metropolis
 from .minibatch import MinibatchBarker
 
 #: name -> class of every acceptance test available by name.
-ACCEPTANCE_TESTS = {cls.name: cls for cls in (Metropolis, Barker, MinibatchBarker)}
+ACCEPTANCE_TESTS = {cls.name: cls for cls in (Metropolis, Barker, MinibatchBarker, Austerity)}
 
 
 def resolve_acceptance(acceptance):
@@ -45,5 +47,5 @@ def resolve_acceptance(acceptance):
                     f"got {type(acceptance).__name__}.")
 
 
-__all__ = ["ACCEPTANCE_TESTS", "AcceptanceTest", "Barker", "CorrectionDistribution",
+__all__ = ["ACCEPTANCE_TESTS", "AcceptanceTest", "Austerity", "Barker", "CorrectionDistribution",
            "Metropolis", "MinibatchBarker", "resolve_acceptance"]
