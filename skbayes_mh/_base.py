@@ -33,7 +33,7 @@ class BaseMHEstimator(BaseEstimator):
     }
 
     def _sample_posterior(self, loglik, data, prior_kind, prior_scales, theta_start,
-                          start_covariance):
+                          start_covariance, lipschitz=None):
         """Run ``n_chains`` chains on the tempered posterior and return their draws.
 
         Parameters
@@ -48,6 +48,9 @@ class BaseMHEstimator(BaseEstimator):
             A covariance (or variances) of the posterior, e.g. the Laplace approximation:
             the scale of the per-chain jitter around ``theta_start`` (its diagonal) and the
             first proposal shape.
+        lipschitz : float or None
+            The model's per-datum Lipschitz constant in theta, given to acceptance tests that
+            bound the range of log-likelihood ratios with it (when the user did not).
 
         Returns
         -------
@@ -56,6 +59,8 @@ class BaseMHEstimator(BaseEstimator):
         step : (n_chains, d): each chain's final per-coordinate proposal sd
         """
         acceptance = resolve_acceptance(self.acceptance)
+        if "lipschitz" in acceptance.get_params() and acceptance.lipschitz is None:
+            acceptance.set_params(lipschitz=lipschitz)
         self.acceptance_ = acceptance
         target = Target(loglik, flat_log_prior, prior_kind, np.ascontiguousarray(prior_scales),
                         data, acceptance, 1.0 / float(self.temperature))

@@ -6,6 +6,7 @@ from numba import types
 
 from .austerity import austerity_decide
 from .barker import barker_decide
+from .confidence import confidence_decide
 from .metropolis import metropolis_decide
 from .minibatch import minibatch_barker_decide
 from .priors import builtin_log_prior
@@ -17,6 +18,7 @@ METROPOLIS = 0
 BARKER = 1
 MINIBATCH_BARKER = 2
 AUSTERITY = 3
+CONFIDENCE = 4
 
 
 @jit
@@ -31,6 +33,10 @@ def decide(kernel_id, loglik, data, theta, theta_prop, log_psi, inv_temperature,
         return barker_decide(loglik, data, theta, theta_prop, log_psi, inv_temperature,
                              loglik_sum, params, correction_support, correction_cdf,
                              index_pool, scratch, rng)
+    if kernel_id == CONFIDENCE:
+        return confidence_decide(loglik, data, theta, theta_prop, log_psi, inv_temperature,
+                                 loglik_sum, params, correction_support, correction_cdf,
+                                 index_pool, scratch, rng)
     if kernel_id == AUSTERITY:
         return austerity_decide(loglik, data, theta, theta_prop, log_psi, inv_temperature,
                                 loglik_sum, params, correction_support, correction_cdf,

@@ -7,6 +7,7 @@ name                    class                  decision
 ``"barker"``            :class:`Barker`        exact, full data, ``1 / (1 + exp(-Delta))``
 ``"minibatch"``         :class:`MinibatchBarker`  Barker test on adaptive random minibatches
 ``"austerity"``         :class:`Austerity`     sequential t-test on random minibatches
+``"confidence"``        :class:`ConfidenceSampler`  concentration bound on random minibatches
 ======================  =====================  ===========================================
 """
 from sklearn.base import clone
@@ -14,12 +15,14 @@ from sklearn.base import clone
 from ._base import AcceptanceTest
 from .austerity import Austerity
 from .barker import Barker
+from .confidence import ConfidenceSampler
 from .correction import CorrectionDistribution
 from .metropolis import Metropolis
 from .minibatch import MinibatchBarker
 
 #: name -> class of every acceptance test available by name.
-ACCEPTANCE_TESTS = {cls.name: cls for cls in (Metropolis, Barker, MinibatchBarker, Austerity)}
+ACCEPTANCE_TESTS = {cls.name: cls for cls in (Metropolis, Barker, MinibatchBarker, Austerity,
+                                                  ConfidenceSampler)}
 
 
 def resolve_acceptance(acceptance):
@@ -47,5 +50,5 @@ def resolve_acceptance(acceptance):
                     f"got {type(acceptance).__name__}.")
 
 
-__all__ = ["ACCEPTANCE_TESTS", "AcceptanceTest", "Austerity", "Barker", "CorrectionDistribution",
+__all__ = ["ACCEPTANCE_TESTS", "AcceptanceTest", "Austerity", "Barker", "ConfidenceSampler", "CorrectionDistribution",
            "Metropolis", "MinibatchBarker", "resolve_acceptance"]

@@ -13,7 +13,7 @@ from .._adaptation import FULL_COVARIANCE_MAX_DIM
 from .._base import BaseMHEstimator
 from .._kernels.priors import GAUSSIAN
 from .._validation import read_only
-from ..models.logistic import logistic_loglik, logistic_map
+from ..models.logistic import logistic_lipschitz, logistic_loglik, logistic_map
 from ..posterior import Posterior
 
 #: Test rows per block when averaging over draws (bounds memory at rows x draws).
@@ -161,7 +161,8 @@ class MinibatchMHLogisticRegression(ClassifierMixin, BaseMHEstimator):
                                           full=design.shape[1] <= FULL_COVARIANCE_MAX_DIM)
         data = read_only(np.ascontiguousarray(np.column_stack([design, y_float])))
         draws, stats, _ = self._sample_posterior(logistic_loglik, data, GAUSSIAN, prior_scales,
-                                                 theta_map, laplace)
+                                                 theta_map, laplace,
+                                                 lipschitz=logistic_lipschitz(design))
         coef = draws[..., :n_features]
         intercept = draws[..., n_features] if self.fit_intercept else np.zeros(draws.shape[:2])
         self.posterior_ = Posterior({"coef": coef, "intercept": intercept}, stats)

@@ -70,3 +70,11 @@ def logistic_map(design, y, prior_scales, inv_temperature=1.0, max_iter=500, ful
         return theta, 1.0 / (weights @ (design * design) + precision)
     hessian = (design * weights[:, None]).T @ design + np.diag(precision)
     return theta, np.linalg.inv(hessian)
+
+
+def logistic_lipschitz(design):
+    """``max_i ||x_i||``: ``|l_i(a) - l_i(b)| <= |x_i . (a - b)| <= ||x_i|| ||a - b||`` because
+    the log-sigmoid is 1-Lipschitz, for either label. Computed once, at fit."""
+    import numpy as np
+
+    return float(np.sqrt(np.max(np.einsum("ij,ij->i", design, design))))

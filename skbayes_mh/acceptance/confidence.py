@@ -1,0 +1,90 @@
+"""The confidence sampler of Bardenet, Doucet and Holmes."""
+import numbers
+
+import numpy as np
+from sklearn.utils._param_validation import Interval
+
+from .._kernels.chain import CONFIDENCE
+from ._base import AcceptanceTest
+
+
+class ConfidenceSampler(AcceptanceTest):
+    """The adaptive subsampling Metropolis-Hastings test of Bardenet, Doucet and Holmes.
+
+    Per test: draw ``u ~ U(0, 1)``, set ``psi = (log u - log_psi) / N``; grow a random
+    minibatch geometrically (``batch_size`` rows, then ``ceil(gamma n)``) until the empirical
+    Bernstein-Serfling bound at level ``delta_k = delta (p - 1) / (p k^p)`` (round ``k``)
+    separates the minibatch mean of ``lambda_i = (l_i(theta') - l_i(theta)) / K`` from
+    ``psi``, or all N rows are read; accept iff the mean exceeds ``psi``. The decision
+    differs from the exact Metropolis-Hastings decision with probability at most ``delta``
+    (the bound is non-asymptotic).
+
+    The bound needs the range of the ``lambda_i``. It is taken from a per-datum Lipschitz
+    constant ``lipschitz`` of the log-likelihood in theta, ``|l_i(a) - l_i(b)| <= L ||a - b||``
+    for every row, so the range is ``2 L ||theta' - theta|| / K`` without reading the data.
+    The estimators fill it in from their model (logistic regression:
+    ``L = max_i ||x_i||``, since the log-sigmoid is 1-Lipschitz); with
+    :func:`skbayes_mh.sample` it must be given. A model with no such bound cannot use this
+    test: scanning the data for the range every iteration would remove its point.
+
+    Parameters
+    ----------
+    delta : float, default=0.01
+        Probability of a decision different from the exact test, in (0, 1).
+    gamma : float, default=2.0
+        Geometric growth factor of the batch, > 1.
+    p : float, default=2.0
+        Exponent of the error schedule, > 1.
+    batch_size : int, default=100
+        First batch size (>= 2).
+    lipschitz : float or None, default=None
+        The model's per-datum Lipschitz constant (see above); None lets an estimator fill it.
+
+    References
+    ----------
+    R. Bardenet, A. Doucet, C. Holmes. "Towards scaling up Markov chain Monte Carlo: an
+    adaptive subsampling approach". ICML 2014.
+    R. Bardenet, O.-A. Maillard. "Concentration inequalities for sampling without
+    replacement". Bernoulli 21(3), 2015.
+
+    Examples
+    --------
+    >>> from skbayes_mh.acceptance import ConfidenceSampler
+    >>> ConfidenceSampler(delta=0.05, lipschitz=3.0).validate()
+    ConfidenceSampler(delta=0.05, lipschitz=3.0)
+    """
+
+    name = "confidence"
+    exact = False
+    #: Acceptance rate the "auto" step size aims for in burn-in: Metropolis-Hastings' optimal
+    #: rate, which this test follows up to delta.
+    target_acceptance_rate = 0.234
+    _kernel_id = CONFIDENCE
+    _parameter_constraints = {
+        "delta": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "gamma": [Interval(numbers.Real, 1, None, closed="neither")],
+        "p": [Interval(numbers.Real, 1, None, closed="neither")],
+        "batch_size": [Interval(numbers.Integral, 2, None, closed="left")],
+        "lipschitz": [Interval(numbers.Real, 0, None, closed="neither"), None],
+    }
+
+    def __init__(self, delta=0.01, gamma=2.0, p=2.0, batch_size=100, lipschitz=None):
+        self.delta = delta
+        self.gamma = gamma
+        self.p = p
+        self.batch_size = batch_size
+        self.lipschitz = lipschitz
+
+    def _kernel_params(self):
+        if self.lipschitz is None:
+            raise ValueError(
+                "ConfidenceSampler needs lipschitz, a per-datum Lipschitz constant L of the "
+                "log-likelihood (|l_i(a) - l_i(b)| <= L ||a - b|| for every row), to bound the "
+                "range of the log-likelihood ratios without scanning the data. Give "
+                "ConfidenceSampler(lipschitz=...), or use a model that provides one.")
+        return np.array([float(self.batch_size), float(self.delta), float(self.gamma),
+                         float(self.p), float(self.lipschitz)])
+
+    def stated_error(self):
+        """``delta``: the probability of a decision different from the exact test."""
+        return float(self.delta)
