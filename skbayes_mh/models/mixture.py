@@ -119,3 +119,15 @@ def histogram_distances(draws, theta_1_edges, theta_2_edges, cell_probabilities)
     poisson_loglik = float(np.sum(poisson.logpmf(counts[use], expected[use])))
     return {"total_variation": float(total_variation), "chi_squared": chi_squared,
             "poisson_loglik": poisson_loglik, "n_cells": int(use.sum())}
+
+
+def mixture_lipschitz(data, box):
+    """A Lipschitz constant of every ``l_i`` in theta, valid while ``|theta_1|, |theta_2| <= box``.
+
+    ``grad l_i = sum_k r_k (x_i - m_k) / 2 * grad m_k`` with responsibilities ``r_k``,
+    ``m_1 = theta_1``, ``m_2 = theta_1 + theta_2``; so ``||grad l_i|| <= sqrt(2) (|x_i| + 2 box) / 2``.
+    The mixture has no global bound (its log-likelihood is quadratic in theta); ``box`` must
+    contain the region the chain visits (the tempered posterior of the experiment lies within
+    |theta_k| < 3).
+    """
+    return float(np.sqrt(2.0) * (np.max(np.abs(data)) + 2.0 * box) / 2.0)
