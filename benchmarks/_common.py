@@ -24,3 +24,18 @@ def table(rows, headers):
         print("  ".join(c.rjust(w) for c, w in zip(row, widths)))
         if n == 0:
             print("  ".join("-" * w for w in widths))
+
+
+def mnist13k():
+    """MNIST 1 vs 7 as in Seita et al.'s MNIST-13k: (data, X_test, y_test) with ``data`` the
+    (13,007, 785) training rows ``[pixels in [0, 1], label]``; None when the data are absent."""
+    import numpy as np
+
+    from skbayes_mh.datasets import mnist_pair
+
+    mnist = shared_data("mnist")
+    if mnist is None:
+        return None
+    X, y = mnist_pair(mnist, (1, 7), "train")
+    X_test, y_test = mnist_pair(mnist, (1, 7), "test")
+    return np.column_stack([X, y]).astype(np.float64), X_test, y_test

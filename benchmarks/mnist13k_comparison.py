@@ -20,10 +20,9 @@ from scipy.special import expit
 
 from skbayes_mh import sample
 from skbayes_mh.acceptance import Austerity, ConfidenceSampler, MinibatchBarker
-from skbayes_mh.datasets import mnist_pair
 from skbayes_mh.models.logistic import logistic_lipschitz, logistic_loglik
 
-from _common import shared_data, table
+from _common import mnist13k, table
 
 OUTPUT = Path(__file__).resolve().parent / "output"
 CHECKPOINTS = (0.02, 0.1, 0.25, 0.5, 1.0)
@@ -44,12 +43,11 @@ def main():
     parser.add_argument("--trials", type=int, default=5)
     parser.add_argument("--samples", type=int, default=5000)
     args = parser.parse_args()
-    mnist = shared_data("mnist")
-    if mnist is None:
+    loaded = mnist13k()
+    if loaded is None:
         return
-    X, y = mnist_pair(mnist, (1, 7), "train")
-    X_test, y_test = mnist_pair(mnist, (1, 7), "test")
-    data = np.column_stack([X, y]).astype(np.float64)
+    data, X_test, y_test = loaded
+    X = data[:, :-1]
     tests = {
         "minibatch": MinibatchBarker(batch_size=100),
         "austerity": Austerity(epsilon=0.01, batch_size=450),

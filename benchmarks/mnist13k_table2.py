@@ -18,10 +18,9 @@ from scipy.special import expit
 
 from skbayes_mh import sample
 from skbayes_mh.acceptance import CorrectionDistribution, MinibatchBarker
-from skbayes_mh.datasets import mnist_pair
 from skbayes_mh.models.logistic import logistic_loglik
 
-from _common import shared_data, table
+from _common import mnist13k, table
 
 TEMPERATURE = 100.0
 STEP = 0.05
@@ -37,12 +36,11 @@ def main():
     parser.add_argument("--trials", type=int, default=10)
     parser.add_argument("--samples", type=int, default=5000)
     args = parser.parse_args()
-    mnist = shared_data("mnist")
-    if mnist is None:
+    loaded = mnist13k()
+    if loaded is None:
         return
-    X, y = mnist_pair(mnist, (1, 7), "train")
-    X_test, y_test = mnist_pair(mnist, (1, 7), "test")
-    data = np.column_stack([X, y]).astype(np.float64)
+    data, X_test, y_test = loaded
+    X = data[:, :-1]
     theta0 = np.zeros(X.shape[1])
     print(f"MNIST 1 vs 7: {X.shape[0]:,} training rows, {X_test.shape[0]:,} test rows, "
           f"{X.shape[1]} pixels; temperature {TEMPERATURE:.0f}, step {STEP}, "

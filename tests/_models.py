@@ -81,3 +81,18 @@ def batch_means_standard_error(draws, n_batches=40):
     usable = (draws.shape[0] // n_batches) * n_batches
     means = draws[:usable].reshape(n_batches, -1, *draws.shape[1:]).mean(axis=1)
     return means.std(axis=0, ddof=1) / np.sqrt(n_batches)
+
+
+def per_datum_ratios(delta, spread, n=1000, shape="normal", seed=0):
+    """(n, 1) data for ``linear_loglik`` with theta = 0, theta' = 1: per-datum log ratios
+    ``delta / n + spread * z_i`` (``z`` standardised: exactly mean 0, sd 1), so the full-data
+    log ratio is exactly ``delta``."""
+    rng = np.random.default_rng(seed)
+    z = rng.normal(size=n) if shape == "normal" else rng.exponential(size=n)
+    return (delta / n + spread * (z - z.mean()) / z.std())[:, None]
+
+
+def rate_tolerance(p, n_trials):
+    """Four standard errors of a rate ``p`` estimated from ``n_trials`` Bernoulli trials
+    (at least those of a rate 1 / n_trials, so a p of 0 or 1 is not given zero tolerance)."""
+    return 4.0 * np.sqrt(max(p * (1 - p), 1.0 / n_trials) / n_trials)

@@ -12,7 +12,7 @@ from scipy.special import expit
 from skbayes_mh import acceptance_probability
 from skbayes_mh.acceptance import Barker, Metropolis, MinibatchBarker
 
-from _models import linear_loglik
+from _models import linear_loglik, per_datum_ratios
 
 N = 1000
 N_TRIALS = 20_000
@@ -23,10 +23,7 @@ SPREADS = [3e-4, 1e-2, 5e-2]
 
 
 def ratios(delta, spread, shape="normal", seed=0):
-    rng = np.random.default_rng(seed)
-    z = rng.normal(size=N) if shape == "normal" else rng.exponential(size=N)
-    z = (z - z.mean()) / z.std()
-    return (delta / N + spread * z)[:, None]
+    return per_datum_ratios(delta, spread, N, shape, seed)
 
 
 def monte_carlo_tolerance(p):

@@ -9,19 +9,18 @@ from skbayes_mh import acceptance_probability
 from skbayes_mh._kernels.special import student_t_sf
 from skbayes_mh.acceptance import Austerity
 
-from _models import linear_loglik
+from _models import linear_loglik, per_datum_ratios, rate_tolerance
 
 N = 1000
 N_TRIALS = 20_000
 
 
 def ratios(delta, spread, seed=0):
-    z = np.random.default_rng(seed).normal(size=N)
-    return (delta / N + spread * (z - z.mean()) / z.std())[:, None]
+    return per_datum_ratios(delta, spread, N, seed=seed)
 
 
 def tolerance(p):
-    return 4.0 * np.sqrt(max(p * (1 - p), 1.0 / N_TRIALS) / N_TRIALS)
+    return rate_tolerance(p, N_TRIALS)
 
 
 @pytest.mark.parametrize("dof", [1.0, 2.0, 5.0, 49.0, 499.0, 20_000.0])

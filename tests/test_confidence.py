@@ -10,19 +10,18 @@ from skbayes_mh import MinibatchMHLogisticRegression, acceptance_probability
 from skbayes_mh._kernels.confidence import bernstein_serfling_bound
 from skbayes_mh.acceptance import ConfidenceSampler
 
-from _models import linear_loglik
+from _models import linear_loglik, per_datum_ratios, rate_tolerance
 
 N = 1000
 N_TRIALS = 20_000
 
 
 def ratios(delta, spread, seed=0):
-    z = np.random.default_rng(seed).normal(size=N)
-    return (delta / N + spread * (z - z.mean()) / z.std())[:, None]
+    return per_datum_ratios(delta, spread, N, seed=seed)
 
 
 def tolerance(p):
-    return 4.0 * np.sqrt(max(p * (1 - p), 1.0 / N_TRIALS) / N_TRIALS)
+    return rate_tolerance(p, N_TRIALS)
 
 
 def test_bernstein_serfling_bound_formula():
