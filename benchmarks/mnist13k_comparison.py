@@ -74,6 +74,12 @@ def main():
     print(f"MNIST 1 vs 7: {X.shape[0]:,} rows x {X.shape[1]} pixels, temperature 100, sd 0.05, "
           f"{args.samples:,} samples x {args.trials} trials\n")
     table(rows, ["test", "rows/test", "paper", "accept", "test accuracy (running mean)"])
+    n_data = X.shape[0]
+    conservative = Austerity.conservative(n_data, max_error=0.01)
+    print(f"\nausterity worst-case decision error (random-walk model, N = {n_data:,}): "
+          f"{tests['austerity'].worst_case_error(n_data):.3f} for m = 450, epsilon = 0.01; "
+          f"the conservative design for 0.01 is m = {conservative.batch_size}, "
+          f"epsilon = {conservative.epsilon:.2g}")
     print("\ntest accuracy of the running predictive mean against cumulative rows read (trial 0):")
     table([[name, *(f"{a:.4f} @ {c / 1e6:.2f}M" for c, a in zip(*curves[name]))] for name in tests],
           ["test", *(f"{int(f * 100)}% of draws" for f in CHECKPOINTS)])

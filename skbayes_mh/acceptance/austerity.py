@@ -2,8 +2,10 @@
 import numbers
 
 import numpy as np
+from scipy import stats
 from sklearn.utils._param_validation import Interval
 
+from .._kernels.austerity import random_walk_error
 from .._kernels.chain import AUSTERITY
 from ._base import AcceptanceTest
 
@@ -19,8 +21,14 @@ class Austerity(AcceptanceTest):
     ``epsilon``; decide exactly when all N rows are used. With ``epsilon -> 0`` it is the
     exact Metropolis-Hastings test.
 
-    The conservative design of their Section 5 (choosing ``batch_size`` and ``epsilon`` from
-    a grid for a target worst-case error) is not offered.
+    ``epsilon`` is the level of each stage, not a bound on the error: over all stages the
+    decision can be wrong with a larger probability. Their Section 5 error analysis is
+    implemented: :meth:`decision_error` (the probability of a wrong decision for a given
+    standardised effect, under the Gaussian random-walk model), :meth:`acceptance_error`
+    (the predicted error in acceptance probability for a pair of states),
+    :meth:`worst_case_error` (its supremum, the test's stated tolerance), and the
+    conservative design :meth:`conservative` that picks ``batch_size`` and ``epsilon``
+    from a grid for a target worst-case error.
 
     Parameters
     ----------
@@ -59,6 +67,152 @@ class Austerity(AcceptanceTest):
     def _kernel_params(self):
         return np.array([float(self.batch_size), float(self.epsilon)])
 
-    def stated_error(self):
-        """``epsilon``: the tail probability each decision is made at."""
-        return float(self.epsilon)
+    def _stages(self, n_data):
+        """Rows read at each sequential stage before all N, and the stages' t thresholds."""
+        self.validate()
+        rows = np.arange(self.batch_size, n_data, self.batch_size, dtype=float)
+        return rows, stats.t.isf(self.epsilon, rows - 1.0)
+
+    def decision_error(self, effect, n_data, n_grid=160):
+        """Probability of a wrong decision and expected rows read, under the Gaussian
+        random-walk model of the sequential test (their Section 5).
+
+        The model: per-datum ratios with mean ``mu`` and population standard deviation
+        ``sigma``, sampled without replacement, with the sample standard deviation taken
+        equal to ``sigma``. The error then depends only on the standardised effect
+        ``z = (mu - mu0) sqrt(N) / sigma``, on N, ``batch_size`` and ``epsilon``.
+
+        Parameters
+        ----------
+        effect : float or array-like of shape (n_effects,)
+            Standardised effects ``z``; the exact decision is "accept" iff ``z > 0``.
+        n_data : int
+            Rows in the data set, N.
+        n_grid : int, default=160
+            Points carrying the density of the walk (the computation is deterministic).
+
+        Returns
+        -------
+        error : ndarray of shape (n_effects,)
+            Probability that the decision differs from the exact test's.
+        expected_rows : ndarray of shape (n_effects,)
+            Expected rows read per test.
+        """
+        rows, thresholds = self._stages(int(n_data))
+        effects = np.atleast_1d(np.asarray(effect, dtype=float))
+        out = np.array([random_walk_error(z, int(n_data), rows, thresholds, int(n_grid))
+                        for z in effects])
+        return out[:, 0], out[:, 1]
+
+    def acceptance_error(self, delta, spread, n_data, n_nodes=48):
+        """Predicted error in acceptance probability for one pair of states.
+
+        Parameters
+        ----------
+        delta : float
+            The full-data log acceptance ratio (log prior and proposal ratios included).
+        spread : float
+            Population standard deviation of the per-datum log-likelihood ratios
+            ``(l_i(theta') - l_i(theta)) / K``.
+        n_data : int
+            Rows in the data set, N.
+        n_nodes : int, default=48
+            Gauss-Legendre nodes on each side of ``u = exp(delta)``, where the exact decision
+            flips, in the integral over the uniform ``u``.
+
+        Returns
+        -------
+        error : float
+            Predicted acceptance probability minus the exact ``min(1, exp(delta))``.
+        expected_rows : float
+            Expected rows read per test.
+        """
+        nodes, weights = np.polynomial.legendre.leggauss(int(n_nodes))
+        edges = [0.0, min(1.0, float(np.exp(delta))), 1.0]
+        u, w = [], []
+        for a, b in zip(edges[:-1], edges[1:]):
+            if b > a:
+                u.append(a + (b - a) * (nodes + 1.0) / 2.0)
+                w.append(weights * (b - a) / 2.0)
+        u, w = np.concatenate(u), np.concatenate(w)
+        effects = (delta - np.log(u)) / (spread * np.sqrt(n_data))
+        error, rows = self.decision_error(effects, n_data)
+        accept = np.sum(w * np.where(effects > 0.0, 1.0 - error, error))
+        return float(accept - min(1.0, np.exp(delta))), float(np.sum(w * rows))
+
+    def worst_case_error(self, n_data):
+        """Supremum over effects of :meth:`decision_error`: the largest probability of a
+        wrong decision for any pair of states, and so a bound on the error in acceptance
+        probability for any ``delta`` and spread. It is reached as the effect tends to 0,
+        where it is half the probability of stopping before all N rows are read.
+
+        Parameters
+        ----------
+        n_data : int
+            Rows in the data set, N.
+
+        Returns
+        -------
+        float
+        """
+        error, _ = self.decision_error(1e-9, n_data)
+        return float(error[0])
+
+    def stated_error(self, n_data=None):
+        """The worst-case error for ``n_data`` rows (:meth:`worst_case_error`); without
+        ``n_data``, ``epsilon``, the level of each stage."""
+        if n_data is None:
+            return float(self.epsilon)
+        return self.worst_case_error(n_data)
+
+    @classmethod
+    def conservative(cls, n_data, max_error=0.01, batch_sizes=None, epsilons=None,
+                     effects=None):
+        """The conservative design (their Section 5): the ``batch_size`` and ``epsilon``
+        from a grid whose worst-case error is at most ``max_error`` and which read the
+        fewest rows, averaged over a grid of standardised effects.
+
+        Parameters
+        ----------
+        n_data : int
+            Rows in the data set, N.
+        max_error : float, default=0.01
+            Largest allowed :meth:`worst_case_error`.
+        batch_sizes : array-like of int, optional
+            Candidates; default ``N / 200 .. N / 5`` on a geometric grid (at least 2).
+        epsilons : array-like of float, optional
+            Candidates; default ``1e-4 .. 0.2`` on a geometric grid.
+        effects : array-like of float, optional
+            Standardised effects ``z`` over which the expected rows are averaged; default 41
+            points evenly in [0, 10] (the cost is symmetric in ``z``).
+
+        Returns
+        -------
+        Austerity
+
+        Raises
+        ------
+        ValueError
+            If no candidate meets ``max_error``.
+        """
+        if not 0.0 < max_error < 0.5:
+            raise ValueError(f"max_error must be in (0, 0.5), got {max_error!r}.")
+        if batch_sizes is None:
+            batch_sizes = np.unique(np.maximum(2, np.geomspace(n_data / 200, n_data / 5, 8)
+                                               .astype(int)))
+        if epsilons is None:
+            epsilons = np.geomspace(1e-4, 0.2, 10)
+        effects = np.linspace(0.0, 10.0, 41) if effects is None else np.asarray(effects)
+        best, best_rows = None, np.inf
+        for batch_size in batch_sizes:
+            for epsilon in epsilons:
+                candidate = cls(epsilon=float(epsilon), batch_size=int(batch_size))
+                if candidate.worst_case_error(n_data) > max_error:
+                    continue
+                rows = candidate.decision_error(effects, n_data)[1].mean()
+                if rows < best_rows:
+                    best, best_rows = candidate, rows
+        if best is None:
+            raise ValueError(f"No batch size and epsilon in the grid reach a worst-case error "
+                             f"of {max_error} on {n_data} rows; widen the grid.")
+        return best
