@@ -1,11 +1,14 @@
 """Invariance: chains started at exact draws from the posterior must stay distributed as
 the posterior after any number of steps. Bayesian linear regression with a Gaussian prior,
-where the posterior is Gaussian in closed form."""
+where the posterior is Gaussian in closed form; for the confidence sampler, which needs a
+global Lipschitz bound, logistic regression with its posterior on a fine grid."""
 import numpy as np
 import pytest
 
 from skbayes_mh import sample
-from skbayes_mh.acceptance import Austerity, Barker, Metropolis, MinibatchBarker
+from skbayes_mh.acceptance import (Austerity, Barker, ConfidenceSampler, Metropolis,
+                                   MinibatchBarker)
+from skbayes_mh.models.logistic import logistic_lipschitz, logistic_loglik, logistic_map
 
 from _models import linear_gaussian_loglik, standard_normal_log_prior
 
@@ -56,3 +59,65 @@ def test_posterior_moments_hold_after_steps(problem, test):
     assert np.all(np.abs(ratio - 1) < 4 * np.sqrt(2.0 / N_CHAINS)), ratio
     if not test.exact:
         assert np.mean(reads) < 0.5 * N_DATA
+
+
+@pytest.fixture(scope="module")
+def logistic_problem():
+    """Two-parameter logistic regression with x in [-1, 1] (so the per-datum Lipschitz
+    constant is max ||(x_i, 1)|| <= sqrt 2) and a N(0, I) prior: the posterior on a fine grid."""
+    n_data = 4000
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-1.0, 1.0, size=n_data)
+    y = (rng.random(n_data) < 1.0 / (1.0 + np.exp(-(1.5 * x - 0.4)))).astype(float)
+    design = np.column_stack([x, np.ones(n_data)])
+    mode, covariance = logistic_map(design, y, np.ones(2))
+    half_width = 7.0 * np.sqrt(np.diag(covariance))
+    axes = [np.linspace(m - h, m + h, 241) for m, h in zip(mode, half_width)]
+    grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 2)
+    log_post = -0.5 * (grid**2).sum(axis=1)
+    for rows in np.array_split(np.arange(n_data), 20):
+        z = grid @ design[rows].T
+        log_post -= np.logaddexp(0.0, -(2.0 * y[rows] - 1.0) * z).sum(axis=1)
+    weights = np.exp(log_post - log_post.max())
+    weights /= weights.sum()
+    mean = weights @ grid
+    covariance = (grid - mean).T @ ((grid - mean) * weights[:, None])
+    spacing = np.array([a[1] - a[0] for a in axes])
+    return np.column_stack([design, y]), grid, weights, spacing, mean, covariance
+
+
+def test_confidence_sampler_keeps_the_posterior(logistic_problem):
+    # Exact draws from the grid posterior (a cell, then uniform within it: the cell's
+    # variance spacing^2 / 12 is below 1e-4 of the posterior's).
+    data, grid, weights, spacing, mean, covariance = logistic_problem
+    n_data = data.shape[0]
+    rng = np.random.default_rng(4)
+    cells = rng.choice(len(grid), size=N_CHAINS, p=weights)
+    starts = grid[cells] + (rng.random((N_CHAINS, 2)) - 0.5) * spacing
+    sd = np.sqrt(np.diag(covariance))
+    test = ConfidenceSampler(delta=0.05, batch_size=100,
+                             lipschitz=logistic_lipschitz(data[:, :2]))
+    finals, early, accepted = [], [], []
+    for k, start in enumerate(starts):
+        # Small steps, so that tests stop before N (the regime of interest); more of them.
+        result = sample(logistic_loglik, data, start, step_size=0.1 * sd,
+                        log_prior=standard_normal_log_prior, acceptance=test,
+                        n_samples=2 * N_STEPS, random_state=5000 + k)
+        finals.append(result.draws[-1])
+        early.append(np.mean(result.n_data_read < n_data))
+        accepted.append(result.acceptance_rate)
+    finals = np.array(finals)
+    assert np.mean(accepted) > 0.5
+    assert np.mean(early) > 0.25  # 35% with this seed
+    # The chains travelled: most moved by more than the grid's cell size.
+    assert np.mean(np.abs(finals - starts) > spacing) > 0.5
+    z = (finals.mean(axis=0) - mean) / (sd / np.sqrt(N_CHAINS))
+    assert np.all(np.abs(z) < 4), z
+    centred = finals - mean
+    mahalanobis = np.einsum("ij,jk,ik->i", centred, np.linalg.inv(covariance), centred)
+    # Not exactly chi^2 (the posterior is not Gaussian): its mean is 2 by construction, and
+    # its sd under the grid posterior is computed on the grid.
+    grid_centred = grid - mean
+    grid_mahalanobis = np.einsum("ij,jk,ik->i", grid_centred, np.linalg.inv(covariance), grid_centred)
+    mahalanobis_sd = np.sqrt(weights @ (grid_mahalanobis - 2.0) ** 2)
+    assert abs(mahalanobis.mean() - 2.0) < 4 * mahalanobis_sd / np.sqrt(N_CHAINS)
