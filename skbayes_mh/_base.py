@@ -8,6 +8,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._adaptation import run_chain_with_adaptation
 from ._chains import Progress, Target, chain_seeds, run_in_parallel
+from ._firefly import run_firefly_chain
 from ._kernels._common import flat_log_prior
 from .acceptance import ACCEPTANCE_TESTS, AcceptanceTest, resolve_acceptance
 
@@ -33,7 +34,7 @@ class BaseMHEstimator(BaseEstimator):
     }
 
     def _sample_posterior(self, loglik, data, prior_kind, prior_scales, theta_start,
-                          start_covariance, lipschitz=None):
+                          start_covariance, lipschitz=None, firefly_problem=None):
         """Run ``n_chains`` chains on the tempered posterior and return their draws.
 
         Parameters
@@ -51,6 +52,9 @@ class BaseMHEstimator(BaseEstimator):
         lipschitz : float or None
             The model's per-datum Lipschitz constant in theta, given to acceptance tests that
             bound the range of log-likelihood ratios with it (when the user did not).
+        firefly_problem : callable or None
+            ``bound -> FireflyProblem`` (``_firefly.py``) for a model with collapsible
+            bounds; ``None`` when it has none (then ``acceptance="firefly"`` is refused).
 
         Returns
         -------
@@ -62,8 +66,19 @@ class BaseMHEstimator(BaseEstimator):
         if "lipschitz" in acceptance.get_params() and acceptance.lipschitz is None:
             acceptance.set_params(lipschitz=lipschitz)
         self.acceptance_ = acceptance
-        target = Target(loglik, flat_log_prior, prior_kind, np.ascontiguousarray(prior_scales),
-                        data, acceptance, 1.0 / float(self.temperature))
+        if acceptance.name == "firefly":
+            if firefly_problem is None:
+                raise ValueError(f"acceptance='firefly' needs a model with a collapsible lower "
+                                 f"bound on each likelihood; {type(self).__name__}'s model has "
+                                 f"none. Choose another acceptance test.")
+            problem = firefly_problem(acceptance.bound)
+            chain_function = run_firefly_chain
+            chain_args = (problem, acceptance)
+        else:
+            target = Target(loglik, flat_log_prior, prior_kind,
+                            np.ascontiguousarray(prior_scales), data, acceptance,
+                            1.0 / float(self.temperature))
+            chain_function = run_chain_with_adaptation
         seeds = chain_seeds(self.random_state, self.n_chains)
         start_cov = np.asarray(start_covariance, dtype=np.float64)
         start_sd = np.sqrt(np.diag(start_cov) if start_cov.ndim == 2 else start_cov)
@@ -73,18 +88,23 @@ class BaseMHEstimator(BaseEstimator):
         progress = Progress(self.n_chains * (self.n_burnin + self.n_samples * self.thin),
                             self.verbose, type(self).__name__)
         try:
-            chains = run_in_parallel(
-                run_chain_with_adaptation,
-                [(target, start, seed, self.n_burnin, self.n_samples, self.thin, self.step_size,
-                  start_cov, acceptance.target_acceptance_rate,
-                  progress if self.verbose > 0 else None)
-                 for start, seed in zip(starts, seeds)],
-                self.n_jobs)
+            shown = progress if self.verbose > 0 else None
+            if acceptance.name == "firefly":
+                arguments = [(*chain_args, start, seed, self.n_burnin, self.n_samples,
+                              self.thin, self.step_size, shown)
+                             for start, seed in zip(starts, seeds)]
+            else:
+                arguments = [(target, start, seed, self.n_burnin, self.n_samples, self.thin,
+                              self.step_size, start_cov, acceptance.target_acceptance_rate,
+                              shown) for start, seed in zip(starts, seeds)]
+            chains = run_in_parallel(chain_function, arguments, self.n_jobs)
         finally:
             progress.close()
         draws = np.stack([c["draws"] for c in chains])
-        stats = {name: np.stack([c[name] for c in chains])
-                 for name in ("lp", "acceptance_rate", "n_data_read", "seconds")}
+        names = ["lp", "acceptance_rate", "n_data_read", "seconds"]
+        if acceptance.name == "firefly":
+            names.append("n_bright")
+        stats = {name: np.stack([c[name] for c in chains]) for name in names}
         self.n_iter_ = self.n_burnin + self.n_samples * self.thin
         self.acceptance_rate_ = float(stats["acceptance_rate"].mean())
         self.step_size_ = np.stack([c["step"] for c in chains])

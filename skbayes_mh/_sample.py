@@ -66,6 +66,17 @@ class SampleResult:
                 f"mean_data_read={self.mean_data_read:.1f} of {self.n_data})")
 
 
+def _no_bound_needed(acceptance):
+    """A user's log-likelihood function has no collapsible lower bound: refuse Firefly."""
+    if acceptance.name == "firefly":
+        raise ValueError(
+            "acceptance='firefly' needs a model with a collapsible lower bound on each "
+            "likelihood, and a log-likelihood function has none. Use it through "
+            "MinibatchMHLogisticRegression or FireflySoftmaxClassifier, or choose another "
+            "acceptance test.")
+    return acceptance
+
+
 def sample(loglik, data, theta0, *, step_size, log_prior=None, acceptance="minibatch",
            n_samples=1000, n_burnin=0, temperature=1.0, random_state=None):
     """Sample a posterior by random-walk Metropolis-Hastings with a pluggable acceptance test.
@@ -117,7 +128,7 @@ def sample(loglik, data, theta0, *, step_size, log_prior=None, acceptance="minib
     >>> result.draws.shape
     (2000, 1)
     """
-    acceptance = resolve_acceptance(acceptance)
+    acceptance = _no_bound_needed(resolve_acceptance(acceptance))
     data = read_only(check_array(data, "data", ndim=2))
     theta = check_array(theta0, "theta0", ndim=1).copy()
     step = check_step_size(step_size, theta.size)
@@ -176,7 +187,7 @@ def acceptance_probability(loglik, data, theta, theta_prop, *, acceptance, log_p
     mean_data_read : float
         Rows read per trial (no cache between trials: an exact test reads ``2 N``).
     """
-    acceptance = resolve_acceptance(acceptance)
+    acceptance = _no_bound_needed(resolve_acceptance(acceptance))
     data = read_only(check_array(data, "data", ndim=2))
     theta = check_array(theta, "theta", ndim=1).copy()
     theta_prop = check_array(theta_prop, "theta_prop", ndim=1).copy()

@@ -8,6 +8,7 @@ name                    class                  decision
 ``"minibatch"``         :class:`MinibatchBarker`  Barker test on adaptive random minibatches
 ``"austerity"``         :class:`Austerity`     sequential t-test on random minibatches
 ``"confidence"``        :class:`ConfidenceSampler`  concentration bound on random minibatches
+``"firefly"``           :class:`Firefly`       exact, bright points only (models with bounds)
 ======================  =====================  ===========================================
 """
 from sklearn.base import clone
@@ -17,12 +18,13 @@ from .austerity import Austerity
 from .barker import Barker
 from .confidence import ConfidenceSampler
 from .correction import CorrectionDistribution
+from .firefly import Firefly
 from .metropolis import Metropolis
 from .minibatch import MinibatchBarker
 
 #: name -> class of every acceptance test available by name.
 ACCEPTANCE_TESTS = {cls.name: cls for cls in (Metropolis, Barker, MinibatchBarker, Austerity,
-                                                  ConfidenceSampler)}
+                                                  ConfidenceSampler, Firefly)}
 
 
 def resolve_acceptance(acceptance):
@@ -51,4 +53,4 @@ def resolve_acceptance(acceptance):
 
 
 __all__ = ["ACCEPTANCE_TESTS", "AcceptanceTest", "Austerity", "Barker", "ConfidenceSampler", "CorrectionDistribution",
-           "Metropolis", "MinibatchBarker", "resolve_acceptance"]
+           "Firefly", "Metropolis", "MinibatchBarker", "resolve_acceptance"]

@@ -11,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._adaptation import FULL_COVARIANCE_MAX_DIM
 from .._base import BaseMHEstimator
+from .._firefly import logistic_problem
 from .._kernels.priors import GAUSSIAN
 from .._validation import read_only
 from ..models.logistic import logistic_lipschitz, logistic_loglik, logistic_map
@@ -32,7 +33,8 @@ class MinibatchMHLogisticRegression(ClassifierMixin, BaseMHEstimator):
     Parameters
     ----------
     acceptance : str or AcceptanceTest, default="minibatch"
-        ``"metropolis"``, ``"barker"``, ``"minibatch"`` or an object from
+        ``"metropolis"``, ``"barker"``, ``"minibatch"``, ``"austerity"``, ``"confidence"``,
+        ``"firefly"`` (exact, with Jaakkola-Jordan bounds) or an object from
         :mod:`skbayes_mh.acceptance` (cloned in ``fit``).
     step_size : "auto" or float, default="auto"
         ``"auto"``: during burn-in, adapt the random walk's shape (full covariance of the
@@ -72,7 +74,9 @@ class MinibatchMHLogisticRegression(ClassifierMixin, BaseMHEstimator):
         Posterior mean of the intercept (0 without one).
     posterior_ : Posterior
         ``coef`` (n_chains, n_samples, n_features_in_), ``intercept`` (n_chains,
-        n_samples), and per-draw ``lp``, ``acceptance_rate``, ``n_data_read``, ``seconds``.
+        n_samples), and per-draw ``lp``, ``acceptance_rate``, ``n_data_read``, ``seconds``
+        (with Firefly: ``lp`` is the log pseudo-posterior, ``n_data_read`` the likelihood
+        queries, and ``n_bright`` the bright points).
     acceptance_ : AcceptanceTest
         The test used.
     acceptance_rate_ : float
@@ -160,9 +164,16 @@ class MinibatchMHLogisticRegression(ClassifierMixin, BaseMHEstimator):
                                           1.0 / float(self.temperature),
                                           full=design.shape[1] <= FULL_COVARIANCE_MAX_DIM)
         data = read_only(np.ascontiguousarray(np.column_stack([design, y_float])))
+        def firefly_problem(bound):
+            covariance = laplace if laplace.ndim == 2 else np.diag(laplace)
+            return logistic_problem(np.ascontiguousarray(design), y_float, GAUSSIAN,
+                                    prior_scales, 1.0 / float(self.temperature), theta_map,
+                                    covariance, bound)
+
         draws, stats, _ = self._sample_posterior(logistic_loglik, data, GAUSSIAN, prior_scales,
                                                  theta_map, laplace,
-                                                 lipschitz=logistic_lipschitz(design))
+                                                 lipschitz=logistic_lipschitz(design),
+                                                 firefly_problem=firefly_problem)
         coef = draws[..., :n_features]
         intercept = draws[..., n_features] if self.fit_intercept else np.zeros(draws.shape[:2])
         self.posterior_ = Posterior({"coef": coef, "intercept": intercept}, stats)

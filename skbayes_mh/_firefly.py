@@ -1,0 +1,229 @@
+"""Firefly Monte Carlo outside numba: the collapsible bounds of each model (per-datum
+parameters and the collapsed sufficient statistics), and one chain with burn-in tuning."""
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import log_expit, logsumexp, softmax
+
+from ._adaptation import N_TIMING_CHUNKS, N_WINDOWS
+from ._chains import chain_generator
+from ._kernels.firefly import (LOGISTIC, SOFTMAX, firefly_iterate, initialise_brightness,
+                               joint)
+from .acceptance.firefly import RESAMPLES, UPDATES
+
+#: The paper's untuned Jaakkola-Jordan parameter for logistic regression.
+UNTUNED_XI = 1.5
+
+
+@dataclass
+class FireflyProblem:
+    """A model with collapsible bounds, ready for the Firefly kernel.
+
+    Attributes
+    ----------
+    model : int
+        ``LOGISTIC`` or ``SOFTMAX`` (``_kernels/firefly.py``).
+    X : ndarray of shape (N, D)
+        Design, intercept column included.
+    y : ndarray of shape (N,)
+        Labels: 0/1, or the class index.
+    n_classes : int
+        ``K`` (1 for logistic regression: one linear predictor).
+    bound : ndarray of shape (N, P)
+        Per-datum bound parameters.
+    quad, lin, const : ndarray (d, d), ndarray (d,), float
+        ``sum_n log B_n(theta) = -theta' quad theta / 2 + lin . theta + const``.
+    prior_kind : int, prior_scales : ndarray of shape (d,)
+    inv_temperature : float
+    theta_map : ndarray of shape (d,)
+    covariance : ndarray of shape (d, d)
+        Laplace covariance at the MAP: the proposals' preconditioner.
+    """
+
+    model: int
+    X: np.ndarray
+    y: np.ndarray
+    n_classes: int
+    bound: np.ndarray
+    quad: np.ndarray
+    lin: np.ndarray
+    const: float
+    prior_kind: int
+    prior_scales: np.ndarray
+    inv_temperature: float
+    theta_map: np.ndarray
+    covariance: np.ndarray
+
+
+def jaakkola_jordan_lambda(xi):
+    """``lambda(xi) = tanh(xi / 2) / (4 xi)``, with its limit 1/8 at ``xi = 0``."""
+    xi = np.abs(np.asarray(xi, dtype=np.float64))
+    small = xi < 1e-6
+    safe = np.where(small, 1.0, xi)
+    return np.where(small, 0.125 - xi**2 / 96.0, np.tanh(safe / 2.0) / (4.0 * safe))
+
+
+def logistic_bound(design, y, xi):
+    """Jaakkola-Jordan bounds ``log S(s) >= log S(xi) + (s - xi) / 2 - lambda(xi) (s^2 - xi^2)``
+    with ``s = (2 y - 1) x . theta``, tight at ``s = +-xi``.
+
+    Returns
+    -------
+    bound : (N, 2) ``[lambda, log S(xi) - xi / 2 + lambda xi^2]``
+    quad, lin, const : the collapsed sum ``-theta' quad theta / 2 + lin . theta + const``:
+        ``quad = 2 sum lambda_n x_n x_n'``, ``lin = sum (2 y_n - 1) x_n / 2``.
+    """
+    xi = np.broadcast_to(np.asarray(xi, dtype=np.float64), y.shape)
+    lam = jaakkola_jordan_lambda(xi)
+    constant = log_expit(xi) - xi / 2.0 + lam * xi**2
+    quad = 2.0 * (design.T * lam) @ design
+    lin = 0.5 * design.T @ (2.0 * y - 1.0)
+    return np.column_stack([lam, constant]), quad, lin, float(constant.sum())
+
+
+def softmax_bound(design, y, n_classes, psi):
+    """Bohning's bound ``log p(y | eta) >= eta_y - f(psi) - (eta - psi) . g - (eta - psi)' H
+    (eta - psi) / 2`` with ``f = logsumexp``, ``g = softmax(psi)``, ``H = (I - 11' / K) / 2``
+    (a bound on the Hessian of ``f``), tight at ``eta = psi``; ``eta = W x``.
+
+    Returns
+    -------
+    bound : (N, 2 K + 1) ``[psi, f(psi), g]``
+    quad, lin, const : the collapsed sum, with theta the row-major ``K x D`` weights:
+        ``quad = H kron sum_n x_n x_n'``, ``lin = sum_n (e_y - g_n + H psi_n) x_n'``.
+    """
+    psi = np.asarray(psi, dtype=np.float64)
+    hessian = 0.5 * (np.eye(n_classes) - 1.0 / n_classes)
+    lse = logsumexp(psi, axis=1)
+    g = softmax(psi, axis=1)
+    onehot = np.eye(n_classes)[y.astype(int)]
+    quad = np.kron(hessian, design.T @ design)
+    lin = ((onehot - g + psi @ hessian).T @ design).ravel()
+    const = float(np.sum(-lse + np.sum(psi * g, axis=1)
+                         - 0.5 * np.einsum("nk,kl,nl->n", psi, hessian, psi)))
+    return np.column_stack([psi, lse, g]), quad, lin, const
+
+
+def logistic_problem(design, y, prior_kind, prior_scales, inv_temperature, theta_map,
+                     covariance, bound):
+    """The Firefly problem of logistic regression, bounds tight at the MAP or untuned."""
+    xi = np.abs(design @ theta_map) if bound == "map" else np.full(y.shape, UNTUNED_XI)
+    params, quad, lin, const = logistic_bound(design, y, xi)
+    return FireflyProblem(LOGISTIC, design, y, 1, params, inv_temperature * quad,
+                          inv_temperature * lin, inv_temperature * const, prior_kind,
+                          prior_scales, inv_temperature, theta_map, covariance)
+
+
+def softmax_problem(design, y, n_classes, prior_kind, prior_scales, inv_temperature,
+                    theta_map, covariance, bound):
+    """The Firefly problem of softmax regression, bounds tight at the MAP or untuned
+    (``psi = 0``)."""
+    weights = theta_map.reshape(n_classes, design.shape[1])
+    psi = design @ weights.T if bound == "map" else np.zeros((design.shape[0], n_classes))
+    params, quad, lin, const = softmax_bound(design, y, n_classes, psi)
+    return FireflyProblem(SOFTMAX, design, y, n_classes, params, inv_temperature * quad,
+                          inv_temperature * lin, inv_temperature * const, prior_kind,
+                          prior_scales, inv_temperature, theta_map, covariance)
+
+
+def _initial_step(update, d):
+    """Preconditioned scales: random walk 2.38 / sqrt(d), MALA 1.65 d^(-1/6) (optimal
+    scalings for a Gaussian target), slice bracket 2 (sd units along the direction)."""
+    return {"mh": 2.38 / np.sqrt(d), "mala": 1.65 * d ** (-1.0 / 6.0), "slice": 2.0}[update]
+
+
+def _auto_q_db(n_bright, n_data):
+    """Dark proposals per iteration equal to the bright count, at least one."""
+    return float(np.clip(max(n_bright, 1.0) / max(n_data - n_bright, 1.0), 1.0 / n_data, 1.0))
+
+
+def run_firefly_chain(problem, firefly, theta0, seed, n_burnin, n_samples, thin, step_size,
+                      progress=None):
+    """One Firefly chain: brightness drawn from ``p(z | theta0)``, burn-in tuning of the
+    step (Robbins-Monro toward the update's target acceptance rate) and of ``q_db`` (when
+    ``None``), then frozen for the kept draws.
+
+    Returns
+    -------
+    dict with ``draws`` (n_samples, d), ``lp`` (log pseudo-posterior), ``acceptance_rate``,
+    ``n_data_read`` (likelihood queries of the ``thin`` iterations behind each draw),
+    ``n_bright``, ``seconds`` (cumulative), ``step`` (d,) and ``q_db``.
+    """
+    rng = chain_generator(seed)
+    n_data = problem.X.shape[0]
+    theta = np.array(theta0, dtype=np.float64)
+    d = theta.size
+    order = np.empty(n_data, dtype=np.int64)
+    position = np.empty(n_data, dtype=np.int64)
+    state = np.zeros(1, dtype=np.int64)
+    point_diff = np.zeros(n_data)
+    index_pool = np.arange(n_data, dtype=np.int64)
+    initialise_brightness(problem.model, theta, problem.X, problem.y, problem.bound,
+                          problem.n_classes, problem.inv_temperature, order, position, state,
+                          point_diff, rng)
+    try:
+        factor = np.linalg.cholesky(problem.covariance)
+    except np.linalg.LinAlgError:
+        factor = np.diag(np.sqrt(np.maximum(np.diag(problem.covariance), 1e-300)))
+    factor = np.ascontiguousarray(factor)
+    update = UPDATES[firefly.update]
+    resample = RESAMPLES[firefly.resample]
+    resample_count = max(1, int(round(firefly.resample_fraction * n_data)))
+    gradient = np.zeros(d)
+    joint(problem.model, theta, problem.X, problem.y, problem.bound, problem.n_classes,
+          problem.inv_temperature, problem.quad, problem.lin, problem.const,
+          problem.prior_kind, problem.prior_scales, order, int(state[0]), np.empty(n_data),
+          True, gradient, np.empty(problem.n_classes), np.empty(problem.n_classes))
+    q_db = firefly.q_db if firefly.q_db is not None else _auto_q_db(state[0], n_data)
+    step = _initial_step(firefly.update, d) if step_size == "auto" else float(step_size)
+
+    def iterate(n_iter, step, q_db):
+        draws = np.empty((n_iter, d))
+        accepted = np.zeros(n_iter, dtype=np.bool_)
+        queries = np.zeros(n_iter, dtype=np.int64)
+        bright = np.zeros(n_iter, dtype=np.int64)
+        lp = np.empty(n_iter)
+        firefly_iterate(problem.model, problem.X, problem.y, problem.bound, problem.n_classes,
+                        problem.inv_temperature, problem.quad, problem.lin, problem.const,
+                        problem.prior_kind, problem.prior_scales, theta, update, step, factor,
+                        resample, q_db, resample_count, order, position, state, point_diff,
+                        gradient, index_pool, rng, draws, accepted, queries, bright, lp)
+        return draws, accepted, queries, bright, lp
+
+    target = firefly.target_acceptance_rate
+    window = max(1, n_burnin // N_WINDOWS)
+    for k in range(N_WINDOWS if n_burnin else 0):
+        n_iter = window if k < N_WINDOWS - 1 else n_burnin - window * (N_WINDOWS - 1)
+        if n_iter <= 0:
+            continue
+        _, accepted, _, bright, _ = iterate(n_iter, step, q_db)
+        if step_size == "auto" and np.isfinite(target):
+            step *= np.exp((accepted.mean() - target) * 2.0 / np.sqrt(k + 1.0))
+        if firefly.q_db is None:
+            q_db = _auto_q_db(bright.mean(), n_data)
+        if progress is not None:
+            progress.update(n_iter)
+
+    n_iter = n_samples * thin
+    chunks = np.array_split(np.arange(n_iter), min(N_TIMING_CHUNKS, n_iter))
+    parts, chunk_ends = [], []
+    start = time.perf_counter()
+    for chunk in chunks:
+        parts.append(iterate(chunk.size, step, q_db))
+        chunk_ends.append(time.perf_counter() - start)
+        if progress is not None:
+            progress.update(chunk.size)
+    draws, accepted, queries, bright, lp = (np.concatenate(p) for p in zip(*parts))
+    seconds = np.empty(n_iter)
+    begin = 0.0
+    for chunk, end in zip(chunks, chunk_ends):
+        cost = np.cumsum(1.0 + queries[chunk])
+        seconds[chunk] = begin + (end - begin) * cost / cost[-1]
+        begin = end
+    keep = slice(thin - 1, None, thin)
+    return {"draws": draws[keep], "lp": lp[keep], "seconds": seconds[keep],
+            "acceptance_rate": accepted.reshape(n_samples, thin).mean(axis=1),
+            "n_data_read": queries.reshape(n_samples, thin).sum(axis=1),
+            "n_bright": bright[keep], "step": step * np.sqrt(np.sum(factor**2, axis=1)),
+            "q_db": q_db}

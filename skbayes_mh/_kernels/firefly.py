@@ -1,0 +1,462 @@
+"""Firefly Monte Carlo (Maclaurin and Adams, UAI 2014): exact MCMC on the joint of the
+parameters and brightness variables ``z_n``, touching only the bright data points.
+
+With per-datum likelihoods ``L_n(theta)`` and lower bounds ``0 < B_n(theta) <= L_n(theta)``,
+``p(z_n = 1 | theta) = 1 - B_n / L_n`` and the joint is
+
+    p(theta, z) ~ p(theta) prod_n B_n(theta) prod_{z_n = 1} (L_n(theta) / B_n(theta) - 1).
+
+``sum_n log B_n`` is quadratic in theta for the bounds used here, so it is collapsed into
+sufficient statistics (``Q``, ``r``, ``c``: ``-theta' Q theta / 2 + r . theta + c``), computed
+once. Each evaluation then costs ``O(d^2)`` plus one likelihood query per bright point.
+
+Models (``model``): ``LOGISTIC`` (Jaakkola-Jordan bound, per-datum ``[lambda(xi), c(xi)]``)
+and ``SOFTMAX`` (Bohning's bound, per-datum ``[psi (K), logsumexp(psi), softmax(psi) (K)]``).
+A model sees datum ``n`` through ``eta_n = W x_n`` (``K`` values, ``K = 1`` for logistic) and
+returns ``l_n``, ``b_n`` and ``d(l_n - b_n) / d eta_n``: the gradient in theta follows as an
+outer product with ``x_n`` (theta is ``W`` flattened row-major, ``K x D``).
+
+The bright set is the paper's arr/tab structure: ``order`` lists the points bright first
+(``order[:n_bright]``) then dark, and ``position`` is its inverse, so brightening, darkening,
+the i-th bright and the i-th dark point are O(1).
+"""
+import math
+
+import numpy as np
+
+from ._common import draw_without_replacement, log_sigmoid
+from ._jit import jit
+from .priors import GAUSSIAN, LAPLACE
+
+LOGISTIC = 0
+SOFTMAX = 1
+
+MH = 0
+MALA = 1
+SLICE = 2
+
+IMPLICIT = 0
+EXPLICIT = 1
+
+#: Stepping-out steps allowed in the slice update, split at random between the two sides
+#: (Neal 2003, Figure 3: the split keeps the update reversible).
+_SLICE_MAX_STEPS = 60
+
+
+@jit
+def log_expm1(d):
+    """``log(exp(d) - 1)`` for ``d >= 0`` (``-inf`` at ``d <= 0``: the point cannot be bright)."""
+    if d <= 0.0:
+        return -math.inf
+    return d + math.log(-math.expm1(-d))
+
+
+@jit
+def point(model, theta, X, y, bound, i, n_classes, inv_temperature, eta, slope):
+    """``(l_i, b_i)`` at ``theta`` (both times ``inv_temperature``); ``slope`` receives
+    ``d(l_i - b_i) / d eta_i`` (length ``n_classes``, 1 for logistic)."""
+    n_features = X.shape[1]
+    if model == LOGISTIC:
+        s = 0.0
+        for j in range(n_features):
+            s += X[i, j] * theta[j]
+        sign = 2.0 * y[i] - 1.0
+        s *= sign
+        lam = bound[i, 0]
+        loglik = log_sigmoid(s)
+        log_bound = bound[i, 1] + 0.5 * s - lam * s * s
+        # d l / d s = sigmoid(-s), d b / d s = 1/2 - 2 lambda s; d s / d eta = sign.
+        slope[0] = inv_temperature * sign * (math.exp(log_sigmoid(-s)) - 0.5 + 2.0 * lam * s)
+        return inv_temperature * loglik, inv_temperature * log_bound
+    # Softmax: eta = W x, bound row [psi (K), logsumexp(psi), softmax(psi) (K)].
+    top = -math.inf
+    for k in range(n_classes):
+        total = 0.0
+        base = k * n_features
+        for j in range(n_features):
+            total += X[i, j] * theta[base + j]
+        eta[k] = total
+        top = max(top, total)
+    normaliser = 0.0
+    for k in range(n_classes):
+        normaliser += math.exp(eta[k] - top)
+    lse = top + math.log(normaliser)
+    label = int(y[i])
+    loglik = eta[label] - lse
+    mean_gap = 0.0
+    for k in range(n_classes):
+        mean_gap += eta[k] - bound[i, k]
+    mean_gap /= n_classes
+    linear = 0.0
+    square = 0.0
+    for k in range(n_classes):
+        gap = eta[k] - bound[i, k]
+        linear += gap * bound[i, n_classes + 1 + k]
+        square += (gap - mean_gap) * gap
+    # H = (I - 11'/K) / 2: gap' H gap = (|gap|^2 - K mean^2) / 2.
+    log_bound = eta[label] - bound[i, n_classes] - linear - 0.25 * square
+    for k in range(n_classes):
+        gap = eta[k] - bound[i, k]
+        slope[k] = inv_temperature * (-math.exp(eta[k] - lse) + bound[i, n_classes + 1 + k]
+                                      + 0.5 * (gap - mean_gap))
+    return inv_temperature * loglik, inv_temperature * log_bound
+
+
+@jit
+def _add_outer(gradient, weight, slope, X, i, n_classes):
+    n_features = X.shape[1]
+    for k in range(n_classes):
+        scaled = weight * slope[k]
+        base = k * n_features
+        for j in range(n_features):
+            gradient[base + j] += scaled * X[i, j]
+
+
+@jit
+def collapsed_and_prior(theta, quad, lin, const, prior_kind, prior_scales, want_grad, gradient):
+    """``log p(theta) + sum_n log B_n(theta)``; with ``want_grad``, ``gradient`` is set to its
+    gradient."""
+    d = theta.shape[0]
+    value = const
+    for a in range(d):
+        q_theta = 0.0
+        for b in range(d):
+            q_theta += quad[a, b] * theta[b]
+        value += theta[a] * (lin[a] - 0.5 * q_theta)
+        if want_grad:
+            gradient[a] = lin[a] - q_theta
+    for a in range(d):
+        if prior_kind == GAUSSIAN:
+            value -= 0.5 * (theta[a] / prior_scales[a]) ** 2
+            if want_grad:
+                gradient[a] -= theta[a] / prior_scales[a] ** 2
+        elif prior_kind == LAPLACE:
+            value -= abs(theta[a]) / prior_scales[a]
+            if want_grad:
+                gradient[a] -= math.copysign(1.0, theta[a]) / prior_scales[a]
+    return value
+
+
+@jit
+def joint(model, theta, X, y, bound, n_classes, inv_temperature, quad, lin, const, prior_kind,
+          prior_scales, order, n_bright, diffs, want_grad, gradient, eta, slope):
+    """Log pseudo-posterior ``log p(theta, z)`` (up to a constant) for the current bright set:
+    ``n_bright`` likelihood queries. ``diffs[p]`` receives ``l - b`` of the ``p``-th bright
+    point; with ``want_grad``, ``gradient`` its gradient."""
+    value = collapsed_and_prior(theta, quad, lin, const, prior_kind, prior_scales, want_grad,
+                                gradient)
+    for p in range(n_bright):
+        i = order[p]
+        loglik, log_bound = point(model, theta, X, y, bound, i, n_classes, inv_temperature,
+                                  eta, slope)
+        diff = loglik - log_bound
+        diffs[p] = diff
+        value += log_expm1(diff)
+        if want_grad and diff > 0.0:
+            _add_outer(gradient, 1.0 / -math.expm1(-diff), slope, X, i, n_classes)
+    return value
+
+
+@jit
+def _brighten(order, position, state, i):
+    """Move dark point ``i`` into the bright block (swap with the first dark point)."""
+    n_bright = state[0]
+    j = order[n_bright]
+    p = position[i]
+    order[n_bright] = i
+    order[p] = j
+    position[i] = n_bright
+    position[j] = p
+    state[0] = n_bright + 1
+
+
+@jit
+def _darken(order, position, state, i):
+    """Move bright point ``i`` out of the bright block (swap with the last bright point)."""
+    last = state[0] - 1
+    j = order[last]
+    p = position[i]
+    order[last] = i
+    order[p] = j
+    position[i] = last
+    position[j] = p
+    state[0] = last
+
+
+@jit
+def initialise_brightness(model, theta, X, y, bound, n_classes, inv_temperature, order,
+                          position, state, point_diff, rng):
+    """Draw every ``z_n`` from ``p(z_n | theta)`` (N queries): the chain starts with the
+    brightness variables in equilibrium given theta."""
+    n = X.shape[0]
+    eta = np.empty(n_classes)
+    slope = np.empty(n_classes)
+    for i in range(n):
+        order[i] = i
+        position[i] = i
+    state[0] = 0
+    for i in range(n):
+        loglik, log_bound = point(model, theta, X, y, bound, i, n_classes, inv_temperature,
+                                  eta, slope)
+        diff = loglik - log_bound
+        if rng.random() < -math.expm1(-max(diff, 0.0)):
+            _brighten(order, position, state, i)
+            point_diff[i] = diff
+    return n
+
+
+@jit
+def _forward_solve(lower, vector, out):
+    """``out = lower^{-1} vector`` for a lower-triangular ``lower``."""
+    d = vector.shape[0]
+    for a in range(d):
+        total = vector[a]
+        for b in range(a):
+            total -= lower[a, b] * out[b]
+        out[a] = total / lower[a, a]
+
+
+@jit
+def _times_transpose(lower, vector, out):
+    """``out = lower' vector``."""
+    d = vector.shape[0]
+    for a in range(d):
+        total = 0.0
+        for b in range(a, d):
+            total += lower[b, a] * vector[b]
+        out[a] = total
+
+
+@jit
+def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, const,
+                    prior_kind, prior_scales, theta, update, step, factor, resample, q_db,
+                    resample_count, order, position, state, point_diff, gradient, index_pool,
+                    rng, out_draws, out_accepted, out_queries, out_bright, out_lp):
+    """Run ``out_draws.shape[0]`` Firefly iterations in place: a parameter update on the
+    pseudo-posterior given the bright set, then a brightness update given theta.
+
+    Parameters
+    ----------
+    model : int
+        ``LOGISTIC`` or ``SOFTMAX``.
+    X : (N, D) float64, y : (N,) float64
+        Design (intercept column included) and labels (0/1, or class index).
+    bound : (N, P) float64
+        Per-datum bound parameters (see the module docstring).
+    quad, lin, const : (d, d), (d,), float
+        Collapsed ``sum_n log B_n`` (already times ``inv_temperature``).
+    theta : (d,) float64
+        Current state; updated in place.
+    update : int
+        ``MH`` (random walk ``theta + step factor e``), ``MALA`` (preconditioned Langevin:
+        ``theta + step^2 C grad / 2 + step factor e``, ``C = factor factor'``) or ``SLICE``
+        (slice sampling along a random direction ``factor e / |e|``, bracket width ``step``).
+    factor : (d, d) float64
+        Lower-triangular proposal shape.
+    resample : int
+        ``IMPLICIT``: every bright point proposed dark, every dark point proposed bright with
+        probability ``q_db`` (visited with geometric jumps), Metropolis-Hastings; ``EXPLICIT``:
+        ``resample_count`` random points drawn from ``p(z_n | theta)``.
+    order, position : (N,) int64, state : (1,) int64
+        The bright set; ``state[0]`` is the bright count.
+    point_diff : (N,) float64
+        ``l_n - b_n`` at theta for the bright points.
+    gradient : (d,) float64
+        Gradient of the log pseudo-posterior at theta (MALA only; kept current).
+    index_pool : (N,) int64
+        A permutation of ``0..N-1`` (explicit resampling draws from it).
+    out_draws : (n_iter, d); out_accepted : (n_iter,) bool; out_queries, out_bright :
+    (n_iter,) int64; out_lp : (n_iter,) float64
+        Per iteration: theta, whether the parameter update moved, likelihood queries, bright
+        points after the iteration, log pseudo-posterior.
+    """
+    n = X.shape[0]
+    d = theta.shape[0]
+    eta = np.empty(n_classes)
+    slope = np.empty(n_classes)
+    noise = np.empty(d)
+    proposal = np.empty(d)
+    proposal_gradient = np.empty(d)
+    whitened = np.empty(d)
+    shift = np.empty(d)
+    diffs = np.empty(n)
+    candidates = np.empty(n, dtype=np.int64)
+    direction = np.empty(d)
+    want_grad = update == MALA
+    for it in range(out_draws.shape[0]):
+        queries = 0
+        n_bright = state[0]
+        # Log pseudo-posterior at theta from the cached differences: no queries.
+        current = collapsed_and_prior(theta, quad, lin, const, prior_kind, prior_scales, False,
+                                      proposal_gradient)
+        for p in range(n_bright):
+            current += log_expm1(point_diff[order[p]])
+        accepted = False
+        if update == SLICE:
+            norm = 0.0
+            for a in range(d):
+                noise[a] = rng.standard_normal()
+                norm += noise[a] * noise[a]
+            norm = math.sqrt(norm)
+            for a in range(d):
+                direction[a] = 0.0
+                for b in range(a + 1):
+                    direction[a] += factor[a, b] * noise[b] / norm
+            level = current - rng.exponential()
+            left = -step * rng.random()
+            right = left + step
+            left_steps = int(_SLICE_MAX_STEPS * rng.random())
+            right_steps = _SLICE_MAX_STEPS - 1 - left_steps
+            for _ in range(left_steps):
+                for a in range(d):
+                    proposal[a] = theta[a] + left * direction[a]
+                queries += n_bright
+                if joint(model, proposal, X, y, bound, n_classes, inv_temperature, quad, lin,
+                         const, prior_kind, prior_scales, order, n_bright, diffs, False,
+                         proposal_gradient, eta, slope) <= level:
+                    break
+                left -= step
+            for _ in range(right_steps):
+                for a in range(d):
+                    proposal[a] = theta[a] + right * direction[a]
+                queries += n_bright
+                if joint(model, proposal, X, y, bound, n_classes, inv_temperature, quad, lin,
+                         const, prior_kind, prior_scales, order, n_bright, diffs, False,
+                         proposal_gradient, eta, slope) <= level:
+                    break
+                right += step
+            while True:
+                t = left + (right - left) * rng.random()
+                for a in range(d):
+                    proposal[a] = theta[a] + t * direction[a]
+                queries += n_bright
+                value = joint(model, proposal, X, y, bound, n_classes, inv_temperature, quad,
+                              lin, const, prior_kind, prior_scales, order, n_bright, diffs,
+                              False, proposal_gradient, eta, slope)
+                if value > level:
+                    accepted = True
+                    current = value
+                    break
+                if t < 0.0:
+                    left = t
+                else:
+                    right = t
+                if right - left < 1e-12:
+                    break  # numerically stuck: stay (the bracket contains theta)
+        else:
+            for a in range(d):
+                noise[a] = rng.standard_normal()
+            if update == MALA:
+                _times_transpose(factor, gradient, shift)  # factor' grad
+            for a in range(d):
+                total = 0.0
+                for b in range(a + 1):
+                    total += factor[a, b] * (step * noise[b]
+                                             + (0.5 * step * step * shift[b] if want_grad
+                                                else 0.0))
+                proposal[a] = theta[a] + total
+            queries += n_bright
+            value = joint(model, proposal, X, y, bound, n_classes, inv_temperature, quad, lin,
+                          const, prior_kind, prior_scales, order, n_bright, diffs, want_grad,
+                          proposal_gradient, eta, slope)
+            log_ratio = value - current
+            if want_grad and value > -math.inf:
+                # Forward residual: step * noise. Reverse: L^{-1}(theta - theta') - step^2 L' g' / 2.
+                for a in range(d):
+                    shift[a] = theta[a] - proposal[a]
+                _forward_solve(factor, shift, whitened)
+                _times_transpose(factor, proposal_gradient, shift)
+                forward = 0.0
+                reverse = 0.0
+                for a in range(d):
+                    forward += noise[a] * noise[a]
+                    residual = (whitened[a] - 0.5 * step * step * shift[a]) / step
+                    reverse += residual * residual
+                log_ratio += 0.5 * (forward - reverse)
+            if value > -math.inf and math.log(rng.random()) < log_ratio:
+                accepted = True
+                current = value
+        if accepted:
+            for a in range(d):
+                theta[a] = proposal[a]
+                if want_grad:
+                    gradient[a] = proposal_gradient[a]
+            for p in range(n_bright):
+                point_diff[order[p]] = diffs[p]
+
+        # Brightness update given theta.
+        if resample == IMPLICIT:
+            n_dark = n - n_bright
+            n_candidates = 0
+            if q_db >= 1.0:
+                for p in range(n_dark):
+                    candidates[n_candidates] = order[n_bright + p]
+                    n_candidates += 1
+            elif q_db > 0.0:
+                log_stay = math.log1p(-q_db)
+                p = -1
+                while True:
+                    p += 1 + int(math.log(1.0 - rng.random()) / log_stay)
+                    if p >= n_dark:
+                        break
+                    candidates[n_candidates] = order[n_bright + p]
+                    n_candidates += 1
+            # Bright -> dark (proposed with probability 1): cached l - b, no query.
+            p = 0
+            while p < state[0] and p < n_bright:
+                i = order[p]
+                if rng.random() * math.expm1(point_diff[i]) < q_db:
+                    _darken(order, position, state, i)
+                    if want_grad:
+                        queries += 1
+                        point(model, theta, X, y, bound, i, n_classes, inv_temperature, eta,
+                              slope)
+                        _add_outer(gradient, -1.0 / -math.expm1(-point_diff[i]), slope, X, i,
+                                   n_classes)
+                    n_bright -= 1  # the last bright point moved to p: visit it next
+                else:
+                    p += 1
+            # Dark -> bright (proposed with probability q_db): one query each.
+            for c in range(n_candidates):
+                i = candidates[c]
+                queries += 1
+                loglik, log_bound = point(model, theta, X, y, bound, i, n_classes,
+                                          inv_temperature, eta, slope)
+                diff = loglik - log_bound
+                if diff > 0.0 and rng.random() * q_db < math.expm1(diff):
+                    _brighten(order, position, state, i)
+                    point_diff[i] = diff
+                    if want_grad:
+                        _add_outer(gradient, 1.0 / -math.expm1(-diff), slope, X, i, n_classes)
+        else:
+            draw_without_replacement(index_pool, 0, resample_count, rng)
+            for c in range(resample_count):
+                i = index_pool[c]
+                queries += 1
+                loglik, log_bound = point(model, theta, X, y, bound, i, n_classes,
+                                          inv_temperature, eta, slope)
+                diff = loglik - log_bound
+                bright = position[i] < state[0]
+                make_bright = rng.random() < -math.expm1(-max(diff, 0.0))
+                # theta has not moved since point i's cached difference: only changes matter.
+                if make_bright and not bright:
+                    _brighten(order, position, state, i)
+                    point_diff[i] = diff
+                    if want_grad:
+                        _add_outer(gradient, 1.0 / -math.expm1(-diff), slope, X, i, n_classes)
+                elif bright and not make_bright:
+                    _darken(order, position, state, i)
+                    if want_grad:
+                        _add_outer(gradient, -1.0 / -math.expm1(-point_diff[i]), slope, X, i,
+                                   n_classes)
+        for a in range(d):
+            out_draws[it, a] = theta[a]
+        out_accepted[it] = accepted
+        out_queries[it] = queries
+        out_bright[it] = state[0]
+        lp = collapsed_and_prior(theta, quad, lin, const, prior_kind, prior_scales, False,
+                                 proposal_gradient)
+        for p in range(state[0]):
+            lp += log_expm1(point_diff[order[p]])
+        out_lp[it] = lp
+    return 0
