@@ -2,8 +2,8 @@
 Metropolis-Hastings acceptance tests."""
 from . import acceptance
 from ._sample import SampleResult, acceptance_probability, sample
-from .linear_model import MinibatchMHLogisticRegression
+from .linear_model import FireflySoftmaxClassifier, MinibatchMHLogisticRegression
 
 __version__ = "0.1.0"
 
-__all__ = ["MinibatchMHLogisticRegression", "SampleResult", "acceptance", "acceptance_probability", "sample"]
+__all__ = ["FireflySoftmaxClassifier", "MinibatchMHLogisticRegression", "SampleResult", "acceptance", "acceptance_probability", "sample"]

@@ -1,4 +1,5 @@
 """Bayesian linear models sampled by Metropolis-Hastings with pluggable acceptance tests."""
 from ._logistic import MinibatchMHLogisticRegression
+from ._softmax import FireflySoftmaxClassifier
 
-__all__ = ["MinibatchMHLogisticRegression"]
+__all__ = ["FireflySoftmaxClassifier", "MinibatchMHLogisticRegression"]

@@ -1,0 +1,313 @@
+"""Firefly Monte Carlo: the bounds and their collapsed sums, the bright/dark set, exactness
+against a grid posterior and the exact chain, invariance, the bright fraction, the
+classifier's scikit-learn citizenship, and bad input."""
+import numpy as np
+import pytest
+from scipy.special import log_expit, log_softmax
+from sklearn.datasets import make_classification
+from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from skbayes_mh import FireflySoftmaxClassifier, MinibatchMHLogisticRegression, sample
+from skbayes_mh._firefly import (jaakkola_jordan_lambda, logistic_bound, logistic_problem,
+                                 run_firefly_chain, softmax_bound, softmax_problem)
+from skbayes_mh._kernels.firefly import LOGISTIC, SOFTMAX, joint, point
+from skbayes_mh._kernels.priors import GAUSSIAN
+from skbayes_mh.acceptance import Firefly
+from skbayes_mh.models.logistic import logistic_map
+from skbayes_mh.models.softmax import softmax_map
+
+from _models import batch_means_standard_error, linear_loglik
+
+FAST = dict(n_samples=60, n_burnin=60, n_chains=2)
+
+
+# --- bounds ----------------------------------------------------------------------------
+
+def test_jaakkola_jordan_bound_is_below_and_tight():
+    s = np.linspace(-12, 12, 2001)
+    for xi in (0.0, 1e-8, 0.3, 1.5, 6.0):
+        lam = jaakkola_jordan_lambda(xi)
+        bound = log_expit(xi) + (s - xi) / 2 - lam * (s**2 - xi**2)
+        assert np.all(bound <= log_expit(s) + 1e-12)
+        for tight in (xi, -xi):
+            assert log_expit(xi) + (tight - xi) / 2 - lam * (tight**2 - xi**2) == \
+                pytest.approx(log_expit(tight), abs=1e-12)
+    # The xi -> 0 limit: a(0) = -lambda(0) = -1/8.
+    assert jaakkola_jordan_lambda(0.0) == 0.125
+    assert jaakkola_jordan_lambda(1e-4) == pytest.approx(0.125, rel=1e-8)
+
+
+def _logistic_setup(n=200, seed=0):
+    rng = np.random.default_rng(seed)
+    design = np.column_stack([rng.normal(size=(n, 2)), np.ones(n)])
+    y = (rng.random(n) < 0.5).astype(float)
+    return design, y
+
+
+def _softmax_setup(n=200, k=3, seed=0):
+    rng = np.random.default_rng(seed)
+    design = np.column_stack([rng.normal(size=(n, 2)), np.ones(n)])
+    y = rng.integers(0, k, size=n).astype(float)
+    return design, y
+
+
+def _pointwise(problem, theta):
+    """Per-datum (l, b) from the kernel, and the slope of l - b."""
+    n = problem.X.shape[0]
+    k = problem.n_classes
+    values = np.empty((n, 2))
+    for i in range(n):
+        values[i] = point(problem.model, theta, problem.X, problem.y, problem.bound, i, k,
+                          1.0, np.empty(k), np.empty(k))
+    return values
+
+
+@pytest.mark.parametrize("bound", ["map", "untuned"])
+def test_logistic_bounds_collapse_and_match_the_likelihood(bound):
+    design, y = _logistic_setup()
+    theta_map, covariance = logistic_map(design, y, np.ones(3))
+    problem = logistic_problem(design, y, GAUSSIAN, np.ones(3), 1.0, theta_map, covariance, bound)
+    for theta in (theta_map, theta_map + np.array([0.5, -1.0, 2.0])):
+        values = _pointwise(problem, theta)
+        loglik = log_expit((2 * y - 1) * (design @ theta))
+        np.testing.assert_allclose(values[:, 0], loglik, atol=1e-12)
+        assert np.all(values[:, 1] <= values[:, 0] + 1e-12)
+        collapsed = -0.5 * theta @ problem.quad @ theta + problem.lin @ theta + problem.const
+        assert collapsed == pytest.approx(values[:, 1].sum(), rel=1e-10)
+    if bound == "map":  # tight at the MAP
+        np.testing.assert_allclose(_pointwise(problem, theta_map)[:, 1],
+                                   _pointwise(problem, theta_map)[:, 0], atol=1e-10)
+
+
+@pytest.mark.parametrize("bound", ["map", "untuned"])
+def test_softmax_bounds_collapse_and_match_the_likelihood(bound):
+    design, y = _softmax_setup()
+    scales = np.ones(9)
+    theta_map, covariance = softmax_map(design, y, 3, scales)
+    problem = softmax_problem(design, y, 3, GAUSSIAN, scales, 1.0, theta_map, covariance, bound)
+    rng = np.random.default_rng(1)
+    for theta in (theta_map, theta_map + rng.normal(size=9)):
+        values = _pointwise(problem, theta)
+        scores = design @ theta.reshape(3, 3).T
+        loglik = log_softmax(scores, axis=1)[np.arange(len(y)), y.astype(int)]
+        np.testing.assert_allclose(values[:, 0], loglik, atol=1e-12)
+        assert np.all(values[:, 1] <= values[:, 0] + 1e-12)
+        collapsed = -0.5 * theta @ problem.quad @ theta + problem.lin @ theta + problem.const
+        assert collapsed == pytest.approx(values[:, 1].sum(), rel=1e-10)
+    if bound == "map":
+        values = _pointwise(problem, theta_map)
+        np.testing.assert_allclose(values[:, 1], values[:, 0], atol=1e-10)
+    # Bohning's bound is not tight away from psi: some slack at a random point.
+    values = _pointwise(problem, theta_map + rng.normal(size=9))
+    assert np.any(values[:, 0] - values[:, 1] > 1e-3)
+
+
+@pytest.mark.parametrize("model", ["logistic", "softmax"])
+def test_pseudo_posterior_gradient_matches_finite_differences(model):
+    if model == "logistic":
+        design, y = _logistic_setup()
+        theta_map, cov = logistic_map(design, y, np.ones(3))
+        problem = logistic_problem(design, y, GAUSSIAN, np.ones(3), 0.5, theta_map, cov,
+                                   "untuned")
+    else:
+        design, y = _softmax_setup()
+        theta_map, cov = softmax_map(design, y, 3, np.ones(9))
+        problem = softmax_problem(design, y, 3, GAUSSIAN, np.ones(9), 0.5, theta_map, cov,
+                                  "untuned")
+    n = len(y)
+    order = np.arange(n)
+    k = problem.n_classes
+
+    def value(theta, gradient=None):
+        return joint(problem.model, theta, problem.X, problem.y, problem.bound, k, 0.5,
+                     problem.quad, problem.lin, problem.const, GAUSSIAN, problem.prior_scales,
+                     order, n // 2, np.empty(n), gradient is not None,
+                     np.zeros(theta.size) if gradient is None else gradient, np.empty(k),
+                     np.empty(k))
+
+    theta = theta_map + 0.3
+    gradient = np.zeros(theta.size)
+    value(theta, gradient)
+    h = 1e-6
+    numeric = [(value(theta + h * e) - value(theta - h * e)) / (2 * h) for e in np.eye(theta.size)]
+    np.testing.assert_allclose(gradient, numeric, rtol=1e-5, atol=1e-6)
+
+
+# --- exactness, invariance, bright fraction ---------------------------------------------
+
+@pytest.fixture(scope="module")
+def grid_posterior():
+    """Logistic regression with a slope and an intercept, N(0, 1) priors: the posterior on a
+    fine grid, and the Laplace approximation."""
+    n_data = 1000
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=n_data)
+    y = (rng.random(n_data) < 1.0 / (1.0 + np.exp(-(1.0 * x - 0.5)))).astype(float)
+    design = np.column_stack([x, np.ones(n_data)])
+    theta_map, covariance = logistic_map(design, y, np.ones(2))
+    half_width = 7.0 * np.sqrt(np.diag(covariance))
+    axes = [np.linspace(m - h, m + h, 201) for m, h in zip(theta_map, half_width)]
+    grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 2)
+    log_post = -0.5 * (grid**2).sum(axis=1)
+    log_post += log_expit((grid @ design.T) * (2 * y - 1)).sum(axis=1)
+    weights = np.exp(log_post - log_post.max())
+    weights /= weights.sum()
+    mean = weights @ grid
+    sd = np.sqrt(weights @ (grid - mean) ** 2)
+    spacing = np.array([a[1] - a[0] for a in axes])
+    return dict(design=design, y=y, theta_map=theta_map, covariance=covariance, grid=grid,
+                weights=weights, mean=mean, sd=sd, spacing=spacing)
+
+
+def _problem(posterior, bound):
+    return logistic_problem(posterior["design"], posterior["y"], GAUSSIAN, np.ones(2), 1.0,
+                            posterior["theta_map"], posterior["covariance"], bound)
+
+
+@pytest.mark.parametrize("bound", ["map", "untuned"])
+@pytest.mark.parametrize("resample", ["implicit", "explicit"])
+@pytest.mark.parametrize("update", ["mh", "mala", "slice"])
+def test_chain_matches_the_grid_posterior(grid_posterior, update, resample, bound):
+    firefly = Firefly(bound=bound, resample=resample, update=update)
+    out = run_firefly_chain(_problem(grid_posterior, bound), firefly, grid_posterior["theta_map"],
+                            seed=7, n_burnin=2000, n_samples=30_000, thin=1,
+                            step_size="auto")
+    draws = out["draws"]
+    mean, sd = grid_posterior["mean"], grid_posterior["sd"]
+    # Within 0.1 posterior sd, and the Monte Carlo error of this chain is well below that.
+    standard_error = batch_means_standard_error(draws)
+    assert np.all(standard_error < 0.03 * sd), standard_error / sd
+    assert np.all(np.abs(draws.mean(axis=0) - mean) < 0.1 * sd), (draws.mean(axis=0) - mean) / sd
+    assert np.all(np.abs(draws.std(axis=0) / sd - 1) < 0.1), draws.std(axis=0) / sd
+    assert np.all(out["n_data_read"] < len(grid_posterior["y"]))
+
+
+def test_bright_fraction_matches_its_expectation(grid_posterior):
+    # E[#bright] = sum_n E_posterior[1 - B_n / L_n], computed on the grid.
+    problem = _problem(grid_posterior, "untuned")
+    grid, weights = grid_posterior["grid"], grid_posterior["weights"]
+    keep = weights > 1e-12 * weights.max()
+    s = (grid[keep] @ problem.X.T) * (2 * problem.y - 1)
+    lam, constant = problem.bound[:, 0], problem.bound[:, 1]
+    gap = log_expit(s) - (constant + 0.5 * s - lam * s**2)
+    expected = weights[keep] @ (-np.expm1(-gap)).sum(axis=1) / weights[keep].sum()
+    out = run_firefly_chain(problem, Firefly(bound="untuned", update="mh"),
+                            grid_posterior["theta_map"], seed=8, n_burnin=1000,
+                            n_samples=40_000, thin=1, step_size="auto")
+    bright = out["n_bright"].astype(float)
+    error = batch_means_standard_error(bright[:, None])[0]
+    assert abs(bright.mean() - expected) < 4 * error, (bright.mean(), expected, error)
+    assert expected > 10  # a case with many bright points
+
+
+def test_invariance_from_exact_draws(grid_posterior):
+    # Chains started at exact posterior draws (z drawn from p(z | theta) at the start) must
+    # stay distributed as the posterior after a few Firefly iterations.
+    problem = _problem(grid_posterior, "untuned")
+    rng = np.random.default_rng(9)
+    n_chains = 1000
+    cells = rng.choice(len(grid_posterior["grid"]), size=n_chains, p=grid_posterior["weights"])
+    starts = grid_posterior["grid"][cells] + (rng.random((n_chains, 2)) - 0.5) * grid_posterior["spacing"]
+    finals = np.array([
+        run_firefly_chain(problem, Firefly(bound="untuned", update="mh", q_db=0.05), start,
+                          seed=10_000 + k, n_burnin=0, n_samples=10, thin=1, step_size=1.5)["draws"][-1]
+        for k, start in enumerate(starts)])
+    mean, sd = grid_posterior["mean"], grid_posterior["sd"]
+    z = (finals.mean(axis=0) - mean) / (sd / np.sqrt(n_chains))
+    assert np.all(np.abs(z) < 4), z
+    ratio = finals.var(axis=0, ddof=1) / sd**2
+    assert np.all(np.abs(ratio - 1) < 4 * np.sqrt(2.0 / n_chains)), ratio
+    assert np.mean(np.abs(finals - starts) > grid_posterior["spacing"]) > 0.5  # they moved
+
+
+def test_softmax_firefly_matches_the_exact_chain():
+    X, y = make_classification(n_samples=300, n_features=2, n_informative=2, n_redundant=0,
+                               n_classes=3, n_clusters_per_class=1, random_state=1)
+    common = dict(n_burnin=2000, n_chains=2, random_state=0)
+    exact = FireflySoftmaxClassifier(acceptance="metropolis", n_samples=40_000, thin=5,
+                                     **common).fit(X, y)
+    firefly = FireflySoftmaxClassifier(n_samples=20_000, **common).fit(X, y)
+    reference = np.concatenate([exact.posterior_.get("coef", flat=True).reshape(-1, 6),
+                                exact.posterior_.get("intercept", flat=True)], axis=1)
+    draws = np.concatenate([firefly.posterior_.get("coef", flat=True).reshape(-1, 6),
+                            firefly.posterior_.get("intercept", flat=True)], axis=1)
+    sd = reference.std(axis=0)
+    assert np.all(np.abs(draws.mean(axis=0) - reference.mean(axis=0)) < 0.1 * sd)
+    assert np.all(np.abs(draws.std(axis=0) / sd - 1) < 0.1)
+    assert firefly.posterior_["n_data_read"].mean() < 300
+
+
+# --- estimators ---------------------------------------------------------------------------
+
+@parametrize_with_checks([FireflySoftmaxClassifier(**FAST),
+                          FireflySoftmaxClassifier(acceptance="minibatch", **FAST)])
+def test_scikit_learn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+@pytest.fixture(scope="module")
+def three_classes():
+    return make_classification(n_samples=400, n_features=4, n_informative=3, n_redundant=0,
+                               n_classes=3, n_clusters_per_class=1, class_sep=2.0,
+                               random_state=0)
+
+
+def test_fitted_attributes_and_probabilities(three_classes):
+    X, y = three_classes
+    clf = FireflySoftmaxClassifier(random_state=0, **FAST).fit(X, y)
+    assert clf.coef_.shape == (3, 4) and clf.intercept_.shape == (3,)
+    assert clf.posterior_["coef"].shape == (2, 60, 3, 4)
+    assert clf.posterior_["n_bright"].shape == (2, 60)
+    proba = clf.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(clf.predict(X), clf.classes_[proba.argmax(axis=1)])
+    np.testing.assert_array_equal(proba, clf.predict_proba(X))  # deterministic
+    assert clf.score(X, y) > 0.8
+
+
+def test_two_classes_and_string_labels(three_classes):
+    X, y = three_classes
+    keep = y < 2
+    labels = np.array(["no", "yes"])[y[keep]]
+    clf = FireflySoftmaxClassifier(random_state=0, **FAST).fit(X[keep], labels)
+    assert list(clf.classes_) == ["no", "yes"]
+    proba = clf.predict_proba(X[keep])
+    assert proba.shape == (keep.sum(), 2)
+    assert clf.score(X[keep], labels) > 0.8
+    logistic = MinibatchMHLogisticRegression(acceptance="firefly", random_state=0,
+                                             **FAST).fit(X[keep], labels)
+    assert np.mean(logistic.predict(X[keep]) == clf.predict(X[keep])) > 0.95
+
+
+def test_pipeline_grid_search_cross_validation(three_classes):
+    X, y = three_classes
+    pipeline = make_pipeline(StandardScaler(), FireflySoftmaxClassifier(random_state=0, **FAST))
+    assert cross_val_score(pipeline, X, y, cv=3).mean() > 0.8
+    search = GridSearchCV(pipeline, {"fireflysoftmaxclassifier__prior_scale": [0.1, 1.0]}, cv=3)
+    assert search.fit(X, y).best_score_ > 0.8
+
+
+# --- bad input ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("params, message", [
+    (dict(q_db=0.0), "q_db"), (dict(q_db=1.5), "q_db"), (dict(bound="tight"), "bound"),
+    (dict(update="hmc"), "update"), (dict(resample="all"), "resample"),
+    (dict(resample_fraction=0.0), "resample_fraction"),
+])
+def test_bad_parameters(params, message, three_classes):
+    with pytest.raises(ValueError, match=message):
+        Firefly(**params).validate()
+    X, y = three_classes
+    with pytest.raises(ValueError, match=message):
+        FireflySoftmaxClassifier(acceptance=Firefly(**params), **FAST).fit(X, y)
+
+
+def test_a_model_without_a_collapsible_bound_is_refused():
+    x = np.random.default_rng(0).normal(size=(100, 1))
+    with pytest.raises(ValueError, match="collapsible"):
+        sample(linear_loglik, x, [0.0], step_size=0.1, acceptance="firefly")
+    with pytest.raises(ValueError, match="collapsible"):
+        sample(linear_loglik, x, [0.0], step_size=0.1, acceptance=Firefly())
