@@ -139,10 +139,14 @@ def _auto_q_db(n_bright, n_data):
 
 
 def run_firefly_chain(problem, firefly, theta0, seed, n_burnin, n_samples, thin, step_size,
-                      progress=None):
+                      progress=None, regular=False):
     """One Firefly chain: brightness drawn from ``p(z | theta0)``, burn-in tuning of the
     step (Robbins-Monro toward the update's target acceptance rate) and of ``q_db`` (when
     ``None``), then frozen for the kept draws.
+
+    With ``regular=True`` the same updates, preconditioner and tuning run as regular
+    full-data MCMC (every point queried at every evaluation): the baseline of the
+    benchmarks.
 
     Returns
     -------
@@ -159,9 +163,20 @@ def run_firefly_chain(problem, firefly, theta0, seed, n_burnin, n_samples, thin,
     state = np.zeros(1, dtype=np.int64)
     point_diff = np.zeros(n_data)
     index_pool = np.arange(n_data, dtype=np.int64)
-    initialise_brightness(problem.model, theta, problem.X, problem.y, problem.bound,
-                          problem.n_classes, problem.inv_temperature, order, position, state,
-                          point_diff, rng)
+    quad, lin, const = problem.quad, problem.lin, problem.const
+    if regular:
+        quad, lin, const = np.zeros_like(quad), np.zeros_like(lin), 0.0
+        order[:] = np.arange(n_data)
+        position[:] = np.arange(n_data)
+        state[0] = n_data
+        joint(problem.model, theta, problem.X, problem.y, problem.bound, problem.n_classes,
+              problem.inv_temperature, quad, lin, const, problem.prior_kind,
+              problem.prior_scales, order, n_data, point_diff, False, np.zeros(theta.size),
+              np.empty(problem.n_classes), np.empty(problem.n_classes), True)
+    else:
+        initialise_brightness(problem.model, theta, problem.X, problem.y, problem.bound,
+                              problem.n_classes, problem.inv_temperature, order, position,
+                              state, point_diff, rng)
     try:
         factor = np.linalg.cholesky(problem.covariance)
     except np.linalg.LinAlgError:
@@ -172,9 +187,9 @@ def run_firefly_chain(problem, firefly, theta0, seed, n_burnin, n_samples, thin,
     resample_count = max(1, int(round(firefly.resample_fraction * n_data)))
     gradient = np.zeros(d)
     joint(problem.model, theta, problem.X, problem.y, problem.bound, problem.n_classes,
-          problem.inv_temperature, problem.quad, problem.lin, problem.const,
-          problem.prior_kind, problem.prior_scales, order, int(state[0]), np.empty(n_data),
-          True, gradient, np.empty(problem.n_classes), np.empty(problem.n_classes))
+          problem.inv_temperature, quad, lin, const, problem.prior_kind, problem.prior_scales,
+          order, int(state[0]), np.empty(n_data), True, gradient,
+          np.empty(problem.n_classes), np.empty(problem.n_classes), regular)
     q_db = firefly.q_db if firefly.q_db is not None else _auto_q_db(state[0], n_data)
     step = _initial_step(firefly.update, d) if step_size == "auto" else float(step_size)
 
@@ -185,10 +200,10 @@ def run_firefly_chain(problem, firefly, theta0, seed, n_burnin, n_samples, thin,
         bright = np.zeros(n_iter, dtype=np.int64)
         lp = np.empty(n_iter)
         firefly_iterate(problem.model, problem.X, problem.y, problem.bound, problem.n_classes,
-                        problem.inv_temperature, problem.quad, problem.lin, problem.const,
-                        problem.prior_kind, problem.prior_scales, theta, update, step, factor,
-                        resample, q_db, resample_count, order, position, state, point_diff,
-                        gradient, index_pool, rng, draws, accepted, queries, bright, lp)
+                        problem.inv_temperature, quad, lin, const, problem.prior_kind,
+                        problem.prior_scales, theta, update, step, factor, resample, q_db,
+                        resample_count, order, position, state, point_diff, gradient,
+                        index_pool, rng, draws, accepted, queries, bright, lp, regular)
         return draws, accepted, queries, bright, lp
 
     target = firefly.target_acceptance_rate
@@ -200,7 +215,7 @@ def run_firefly_chain(problem, firefly, theta0, seed, n_burnin, n_samples, thin,
         _, accepted, _, bright, _ = iterate(n_iter, step, q_db)
         if step_size == "auto" and np.isfinite(target):
             step *= np.exp((accepted.mean() - target) * 2.0 / np.sqrt(k + 1.0))
-        if firefly.q_db is None:
+        if firefly.q_db is None and not regular:
             q_db = _auto_q_db(bright.mean(), n_data)
         if progress is not None:
             progress.update(n_iter)

@@ -107,3 +107,32 @@ def mnist_pca_pair(directory, digits=(7, 9), n_components=50, subset="train"):
         return pca.transform(X_train), y_train
     X, y = mnist_pair(directory, digits, subset)
     return pca.transform(X), y
+
+
+def mnist_pca_digits(directory, digits=(0, 1, 2), n_components=50, subset="train"):
+    """Several MNIST digits projected on their first principal components, for multiclass
+    softmax regression (the bias is the estimator's intercept).
+
+    The principal axes are those of the training images of these digits (pixels in [0, 1],
+    centred, exact SVD); test images are projected on the same axes.
+
+    Returns
+    -------
+    X : ndarray of shape (n, n_components)
+    y : ndarray of shape (n,): the index of each image's digit in ``digits``.
+    """
+    from sklearn.decomposition import PCA
+
+    def select(subset):
+        images, labels = load_mnist(directory, subset)
+        keep = np.isin(labels, digits)
+        return images[keep] / 255.0, np.searchsorted(np.asarray(digits), labels[keep])
+
+    X_train, y_train = select("train")
+    if list(digits) != sorted(digits):
+        raise ValueError(f"digits must be increasing, got {digits!r}.")
+    pca = PCA(n_components=n_components, svd_solver="full").fit(X_train)
+    if subset == "train":
+        return pca.transform(X_train), y_train
+    X, y = select(subset)
+    return pca.transform(X), y

@@ -311,3 +311,15 @@ def test_a_model_without_a_collapsible_bound_is_refused():
         sample(linear_loglik, x, [0.0], step_size=0.1, acceptance="firefly")
     with pytest.raises(ValueError, match="collapsible"):
         sample(linear_loglik, x, [0.0], step_size=0.1, acceptance=Firefly())
+
+
+@pytest.mark.parametrize("update", ["mh", "mala"])
+def test_regular_mode_is_full_data_mcmc(grid_posterior, update):
+    # The benchmarks' baseline: the same updates on the full-data posterior.
+    out = run_firefly_chain(_problem(grid_posterior, "map"), Firefly(update=update),
+                            grid_posterior["theta_map"], seed=11, n_burnin=2000,
+                            n_samples=20_000, thin=1, step_size="auto", regular=True)
+    mean, sd = grid_posterior["mean"], grid_posterior["sd"]
+    assert np.all(np.abs(out["draws"].mean(axis=0) - mean) < 0.1 * sd)
+    assert np.all(np.abs(out["draws"].std(axis=0) / sd - 1) < 0.1)
+    assert np.all(out["n_data_read"] == len(grid_posterior["y"]))

@@ -52,9 +52,11 @@ def log_expm1(d):
 
 
 @jit
-def point(model, theta, X, y, bound, i, n_classes, inv_temperature, eta, slope):
+def point(model, theta, X, y, bound, i, n_classes, inv_temperature, eta, slope,
+          likelihood_only=False):
     """``(l_i, b_i)`` at ``theta`` (both times ``inv_temperature``); ``slope`` receives
-    ``d(l_i - b_i) / d eta_i`` (length ``n_classes``, 1 for logistic)."""
+    ``d(l_i - b_i) / d eta_i`` (length ``n_classes``, 1 for logistic), or ``d l_i / d eta_i``
+    with ``likelihood_only`` (regular MCMC: the bound is not used)."""
     n_features = X.shape[1]
     if model == LOGISTIC:
         s = 0.0
@@ -66,6 +68,9 @@ def point(model, theta, X, y, bound, i, n_classes, inv_temperature, eta, slope):
         loglik = log_sigmoid(s)
         log_bound = bound[i, 1] + 0.5 * s - lam * s * s
         # d l / d s = sigmoid(-s), d b / d s = 1/2 - 2 lambda s; d s / d eta = sign.
+        if likelihood_only:
+            slope[0] = inv_temperature * sign * math.exp(log_sigmoid(-s))
+            return inv_temperature * loglik, 0.0
         slope[0] = inv_temperature * sign * (math.exp(log_sigmoid(-s)) - 0.5 + 2.0 * lam * s)
         return inv_temperature * loglik, inv_temperature * log_bound
     # Softmax: eta = W x, bound row [psi (K), logsumexp(psi), softmax(psi) (K)].
@@ -83,6 +88,10 @@ def point(model, theta, X, y, bound, i, n_classes, inv_temperature, eta, slope):
     lse = top + math.log(normaliser)
     label = int(y[i])
     loglik = eta[label] - lse
+    if likelihood_only:
+        for k in range(n_classes):
+            slope[k] = inv_temperature * ((1.0 if k == label else 0.0) - math.exp(eta[k] - lse))
+        return inv_temperature * loglik, 0.0
     mean_gap = 0.0
     for k in range(n_classes):
         mean_gap += eta[k] - bound[i, k]
@@ -139,16 +148,24 @@ def collapsed_and_prior(theta, quad, lin, const, prior_kind, prior_scales, want_
 
 @jit
 def joint(model, theta, X, y, bound, n_classes, inv_temperature, quad, lin, const, prior_kind,
-          prior_scales, order, n_bright, diffs, want_grad, gradient, eta, slope):
+          prior_scales, order, n_bright, diffs, want_grad, gradient, eta, slope, regular=False):
     """Log pseudo-posterior ``log p(theta, z)`` (up to a constant) for the current bright set:
     ``n_bright`` likelihood queries. ``diffs[p]`` receives ``l - b`` of the ``p``-th bright
-    point; with ``want_grad``, ``gradient`` its gradient."""
+    point; with ``want_grad``, ``gradient`` its gradient. With ``regular`` (every point
+    bright, zero collapsed statistics) it is the full-data log posterior and ``diffs``
+    receives ``l``."""
     value = collapsed_and_prior(theta, quad, lin, const, prior_kind, prior_scales, want_grad,
                                 gradient)
     for p in range(n_bright):
         i = order[p]
         loglik, log_bound = point(model, theta, X, y, bound, i, n_classes, inv_temperature,
-                                  eta, slope)
+                                  eta, slope, regular)
+        if regular:
+            diffs[p] = loglik
+            value += loglik
+            if want_grad:
+                _add_outer(gradient, 1.0, slope, X, i, n_classes)
+            continue
         diff = loglik - log_bound
         diffs[p] = diff
         value += log_expm1(diff)
@@ -231,7 +248,8 @@ def _times_transpose(lower, vector, out):
 def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, const,
                     prior_kind, prior_scales, theta, update, step, factor, resample, q_db,
                     resample_count, order, position, state, point_diff, gradient, index_pool,
-                    rng, out_draws, out_accepted, out_queries, out_bright, out_lp):
+                    rng, out_draws, out_accepted, out_queries, out_bright, out_lp,
+                    regular=False):
     """Run ``out_draws.shape[0]`` Firefly iterations in place: a parameter update on the
     pseudo-posterior given the bright set, then a brightness update given theta.
 
@@ -290,7 +308,7 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
         current = collapsed_and_prior(theta, quad, lin, const, prior_kind, prior_scales, False,
                                       proposal_gradient)
         for p in range(n_bright):
-            current += log_expm1(point_diff[order[p]])
+            current += point_diff[order[p]] if regular else log_expm1(point_diff[order[p]])
         accepted = False
         if update == SLICE:
             norm = 0.0
@@ -313,7 +331,7 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
                 queries += n_bright
                 if joint(model, proposal, X, y, bound, n_classes, inv_temperature, quad, lin,
                          const, prior_kind, prior_scales, order, n_bright, diffs, False,
-                         proposal_gradient, eta, slope) <= level:
+                         proposal_gradient, eta, slope, regular) <= level:
                     break
                 left -= step
             for _ in range(right_steps):
@@ -322,7 +340,7 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
                 queries += n_bright
                 if joint(model, proposal, X, y, bound, n_classes, inv_temperature, quad, lin,
                          const, prior_kind, prior_scales, order, n_bright, diffs, False,
-                         proposal_gradient, eta, slope) <= level:
+                         proposal_gradient, eta, slope, regular) <= level:
                     break
                 right += step
             while True:
@@ -332,7 +350,7 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
                 queries += n_bright
                 value = joint(model, proposal, X, y, bound, n_classes, inv_temperature, quad,
                               lin, const, prior_kind, prior_scales, order, n_bright, diffs,
-                              False, proposal_gradient, eta, slope)
+                              False, proposal_gradient, eta, slope, regular)
                 if value > level:
                     accepted = True
                     current = value
@@ -358,7 +376,7 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
             queries += n_bright
             value = joint(model, proposal, X, y, bound, n_classes, inv_temperature, quad, lin,
                           const, prior_kind, prior_scales, order, n_bright, diffs, want_grad,
-                          proposal_gradient, eta, slope)
+                          proposal_gradient, eta, slope, regular)
             log_ratio = value - current
             if want_grad and value > -math.inf:
                 # Forward residual: step * noise. Reverse: L^{-1}(theta - theta') - step^2 L' g' / 2.
@@ -385,7 +403,9 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
                 point_diff[order[p]] = diffs[p]
 
         # Brightness update given theta.
-        if resample == IMPLICIT:
+        if regular:
+            pass
+        elif resample == IMPLICIT:
             n_dark = n - n_bright
             n_candidates = 0
             if q_db >= 1.0:
@@ -457,6 +477,6 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
         lp = collapsed_and_prior(theta, quad, lin, const, prior_kind, prior_scales, False,
                                  proposal_gradient)
         for p in range(state[0]):
-            lp += log_expm1(point_diff[order[p]])
+            lp += point_diff[order[p]] if regular else log_expm1(point_diff[order[p]])
         out_lp[it] = lp
     return 0

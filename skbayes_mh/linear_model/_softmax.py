@@ -196,4 +196,5 @@ class FireflySoftmaxClassifier(ClassifierMixin, BaseMHEstimator):
 
     def predict(self, X):
         """The class with the largest posterior-predictive probability."""
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
