@@ -13,6 +13,7 @@ same preconditioner (the Laplace covariance at the MAP) and the same burn-in tun
 through the same kernel with every point queried.
 
     python benchmarks/firefly_table1.py [--iterations 20000] [--burnin 3000] [--chains 2]
+                                        [--models logistic softmax]
 """
 import argparse
 import time
@@ -77,11 +78,20 @@ def main():
     parser.add_argument("--iterations", type=int, default=20_000)
     parser.add_argument("--burnin", type=int, default=3_000)
     parser.add_argument("--chains", type=int, default=2)
+    parser.add_argument("--models", nargs="+", default=["logistic", "softmax"],
+                        choices=["logistic", "softmax"])
     args = parser.parse_args()
     mnist = shared_data("mnist")
     if mnist is None:
         return
 
+    if "logistic" in args.models:
+        logistic_table(mnist, args)
+    if "softmax" in args.models:
+        softmax_table(mnist, args)
+
+
+def logistic_table(mnist, args):
     X, y = mnist_pca_pair(mnist, (7, 9), 50)
     design = np.ascontiguousarray(np.column_stack([X, np.ones(len(X))]))
     y = y.astype(np.float64)
@@ -97,6 +107,8 @@ def main():
            {"regular MCMC": ("12,214", "3.7", "1"), "untuned Firefly": ("6,252", "1.3", "0.7"),
             "MAP-tuned Firefly": ("207", "1.4", "22")})
 
+
+def softmax_table(mnist, args):
     X, y = mnist_pca_digits(mnist, (0, 1, 2), 50)
     design = np.ascontiguousarray(np.column_stack([X, np.ones(len(X))]))
     y = y.astype(np.float64)

@@ -301,12 +301,14 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
     candidates = np.empty(n, dtype=np.int64)
     direction = np.empty(d)
     want_grad = update == MALA
+    # The collapsed bound and prior at theta, kept current (an O(d^2) evaluation per proposal).
+    collapsed = collapsed_and_prior(theta, quad, lin, const, prior_kind, prior_scales, False,
+                                    proposal_gradient)
     for it in range(out_draws.shape[0]):
         queries = 0
         n_bright = state[0]
         # Log pseudo-posterior at theta from the cached differences: no queries.
-        current = collapsed_and_prior(theta, quad, lin, const, prior_kind, prior_scales, False,
-                                      proposal_gradient)
+        current = collapsed
         for p in range(n_bright):
             current += point_diff[order[p]] if regular else log_expm1(point_diff[order[p]])
         accepted = False
@@ -399,8 +401,10 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
                 theta[a] = proposal[a]
                 if want_grad:
                     gradient[a] = proposal_gradient[a]
+            collapsed = current
             for p in range(n_bright):
                 point_diff[order[p]] = diffs[p]
+                collapsed -= diffs[p] if regular else log_expm1(diffs[p])
 
         # Brightness update given theta.
         if regular:
@@ -474,8 +478,7 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
         out_accepted[it] = accepted
         out_queries[it] = queries
         out_bright[it] = state[0]
-        lp = collapsed_and_prior(theta, quad, lin, const, prior_kind, prior_scales, False,
-                                 proposal_gradient)
+        lp = collapsed
         for p in range(state[0]):
             lp += point_diff[order[p]] if regular else log_expm1(point_diff[order[p]])
         out_lp[it] = lp
