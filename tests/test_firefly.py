@@ -11,9 +11,9 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skbayes_mh import FireflySoftmaxClassifier, MinibatchMHLogisticRegression, sample
-from skbayes_mh._firefly import (jaakkola_jordan_lambda, logistic_bound, logistic_problem,
-                                 run_firefly_chain, softmax_bound, softmax_problem)
-from skbayes_mh._kernels.firefly import LOGISTIC, SOFTMAX, joint, point
+from skbayes_mh._firefly import (jaakkola_jordan_lambda, logistic_problem, run_firefly_chain,
+                                 softmax_problem)
+from skbayes_mh._kernels.firefly import joint, point
 from skbayes_mh._kernels.priors import GAUSSIAN
 from skbayes_mh.acceptance import Firefly
 from skbayes_mh.models.logistic import logistic_map
