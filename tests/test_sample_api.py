@@ -23,7 +23,7 @@ def run(**kwargs):
 
 
 #: Tests that need a model bound the Gaussian likelihood does not have.
-NEEDS_BOUND = {"confidence"}
+NEEDS_BOUND = {"confidence", "firefly"}
 
 
 @pytest.mark.parametrize("acceptance", sorted(set(ACCEPTANCE_TESTS) - NEEDS_BOUND))
