@@ -103,25 +103,42 @@ def run_chain_with_adaptation(target, theta0, seed, n_burnin, n_samples, thin, s
             if progress is not None:
                 progress.update(n_burnin)
 
-    n_iter = n_samples * thin
-    chunks = np.array_split(np.arange(n_iter), min(N_TIMING_CHUNKS, n_iter))
-    parts, chunk_ends = [], []
-    start = time.perf_counter()
-    for chunk in chunks:
-        parts.append(target.iterate(theta, rng, chunk.size, step, factor, cache=cache))
-        chunk_ends.append(time.perf_counter() - start)
-        if progress is not None:
-            progress.update(chunk.size)
-    draws, accepted, n_read, lp = (np.concatenate(p) for p in zip(*parts))
-    # Per-iteration wall time: each chunk's time shared in proportion to 1 + rows read.
-    seconds = np.empty(n_iter)
-    begin = 0.0
-    for chunk, end in zip(chunks, chunk_ends):
-        cost = np.cumsum(1.0 + n_read[chunk])
-        seconds[chunk] = begin + (end - begin) * cost / cost[-1]
-        begin = end
+    outputs, seconds = run_timed(
+        lambda n: target.iterate(theta, rng, n, step, factor, cache=cache),
+        n_samples * thin, cost_index=2, progress=progress)
+    draws, accepted, n_read, lp = outputs
     keep = slice(thin - 1, None, thin)
     return {"draws": draws[keep], "lp": lp[keep], "seconds": seconds[keep],
             "acceptance_rate": accepted.reshape(n_samples, thin).mean(axis=1),
             "n_data_read": n_read.reshape(n_samples, thin).sum(axis=1),
             "step": step, "factor": factor}
+
+
+def run_timed(iterate, n_iter, cost_index, progress=None):
+    """Run the kept iterations in ``N_TIMING_CHUNKS`` timed chunks.
+
+    ``iterate(n)`` runs ``n`` iterations and returns a tuple of per-iteration arrays; output
+    ``cost_index`` counts the data read per iteration. Each chunk's wall time is shared
+    among its iterations in proportion to ``1 + data read``.
+
+    Returns
+    -------
+    outputs : tuple of the concatenated arrays
+    seconds : (n_iter,) cumulative wall time after each iteration
+    """
+    chunks = np.array_split(np.arange(n_iter), min(N_TIMING_CHUNKS, n_iter))
+    parts, chunk_ends = [], []
+    start = time.perf_counter()
+    for chunk in chunks:
+        parts.append(iterate(chunk.size))
+        chunk_ends.append(time.perf_counter() - start)
+        if progress is not None:
+            progress.update(chunk.size)
+    outputs = tuple(np.concatenate(p) for p in zip(*parts))
+    seconds = np.empty(n_iter)
+    begin = 0.0
+    for chunk, end in zip(chunks, chunk_ends):
+        cost = np.cumsum(1.0 + outputs[cost_index][chunk])
+        seconds[chunk] = begin + (end - begin) * cost / cost[-1]
+        begin = end
+    return outputs, seconds

@@ -1,12 +1,11 @@
 """Firefly Monte Carlo outside numba: the collapsible bounds of each model (per-datum
 parameters and the collapsed sufficient statistics), and one chain with burn-in tuning."""
-import time
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import log_expit, logsumexp, softmax
 
-from ._adaptation import N_TIMING_CHUNKS, N_WINDOWS
+from ._adaptation import N_WINDOWS, run_timed
 from ._chains import chain_generator
 from ._kernels.firefly import (LOGISTIC, SOFTMAX, firefly_iterate, initialise_brightness,
                                joint)
@@ -220,22 +219,9 @@ def run_firefly_chain(problem, firefly, theta0, seed, n_burnin, n_samples, thin,
         if progress is not None:
             progress.update(n_iter)
 
-    n_iter = n_samples * thin
-    chunks = np.array_split(np.arange(n_iter), min(N_TIMING_CHUNKS, n_iter))
-    parts, chunk_ends = [], []
-    start = time.perf_counter()
-    for chunk in chunks:
-        parts.append(iterate(chunk.size, step, q_db))
-        chunk_ends.append(time.perf_counter() - start)
-        if progress is not None:
-            progress.update(chunk.size)
-    draws, accepted, queries, bright, lp = (np.concatenate(p) for p in zip(*parts))
-    seconds = np.empty(n_iter)
-    begin = 0.0
-    for chunk, end in zip(chunks, chunk_ends):
-        cost = np.cumsum(1.0 + queries[chunk])
-        seconds[chunk] = begin + (end - begin) * cost / cost[-1]
-        begin = end
+    outputs, seconds = run_timed(lambda n: iterate(n, step, q_db), n_samples * thin,
+                                 cost_index=2, progress=progress)
+    draws, accepted, queries, bright, lp = outputs
     keep = slice(thin - 1, None, thin)
     return {"draws": draws[keep], "lp": lp[keep], "seconds": seconds[keep],
             "acceptance_rate": accepted.reshape(n_samples, thin).mean(axis=1),

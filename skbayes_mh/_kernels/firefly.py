@@ -53,10 +53,10 @@ def log_expm1(d):
 
 @jit
 def point(model, theta, X, y, bound, i, n_classes, inv_temperature, eta, slope,
-          likelihood_only=False):
-    """``(l_i, b_i)`` at ``theta`` (both times ``inv_temperature``); ``slope`` receives
-    ``d(l_i - b_i) / d eta_i`` (length ``n_classes``, 1 for logistic), or ``d l_i / d eta_i``
-    with ``likelihood_only`` (regular MCMC: the bound is not used)."""
+          likelihood_only=False, want_slope=True):
+    """``(l_i, b_i)`` at ``theta`` (both times ``inv_temperature``); with ``want_slope``,
+    ``slope`` receives ``d(l_i - b_i) / d eta_i`` (length ``n_classes``, 1 for logistic), or
+    ``d l_i / d eta_i`` with ``likelihood_only`` (regular MCMC: the bound is not used)."""
     n_features = X.shape[1]
     if model == LOGISTIC:
         s = 0.0
@@ -89,6 +89,8 @@ def point(model, theta, X, y, bound, i, n_classes, inv_temperature, eta, slope,
     label = int(y[i])
     loglik = eta[label] - lse
     if likelihood_only:
+        if not want_slope:
+            return inv_temperature * loglik, 0.0
         for k in range(n_classes):
             slope[k] = inv_temperature * ((1.0 if k == label else 0.0) - math.exp(eta[k] - lse))
         return inv_temperature * loglik, 0.0
@@ -104,6 +106,8 @@ def point(model, theta, X, y, bound, i, n_classes, inv_temperature, eta, slope,
         square += (gap - mean_gap) * gap
     # H = (I - 11'/K) / 2: gap' H gap = (|gap|^2 - K mean^2) / 2.
     log_bound = eta[label] - bound[i, n_classes] - linear - 0.25 * square
+    if not want_slope:
+        return inv_temperature * loglik, inv_temperature * log_bound
     for k in range(n_classes):
         gap = eta[k] - bound[i, k]
         slope[k] = inv_temperature * (-math.exp(eta[k] - lse) + bound[i, n_classes + 1 + k]
@@ -159,7 +163,7 @@ def joint(model, theta, X, y, bound, n_classes, inv_temperature, quad, lin, cons
     for p in range(n_bright):
         i = order[p]
         loglik, log_bound = point(model, theta, X, y, bound, i, n_classes, inv_temperature,
-                                  eta, slope, regular)
+                                  eta, slope, regular, want_grad)
         if regular:
             diffs[p] = loglik
             value += loglik
@@ -214,7 +218,7 @@ def initialise_brightness(model, theta, X, y, bound, n_classes, inv_temperature,
     state[0] = 0
     for i in range(n):
         loglik, log_bound = point(model, theta, X, y, bound, i, n_classes, inv_temperature,
-                                  eta, slope)
+                                  eta, slope, False, False)
         diff = loglik - log_bound
         if rng.random() < -math.expm1(-max(diff, 0.0)):
             _brighten(order, position, state, i)
@@ -445,7 +449,7 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
                 i = candidates[c]
                 queries += 1
                 loglik, log_bound = point(model, theta, X, y, bound, i, n_classes,
-                                          inv_temperature, eta, slope)
+                                          inv_temperature, eta, slope, False, want_grad)
                 diff = loglik - log_bound
                 if diff > 0.0 and rng.random() * q_db < math.expm1(diff):
                     _brighten(order, position, state, i)
@@ -458,7 +462,7 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
                 i = index_pool[c]
                 queries += 1
                 loglik, log_bound = point(model, theta, X, y, bound, i, n_classes,
-                                          inv_temperature, eta, slope)
+                                          inv_temperature, eta, slope, False, want_grad)
                 diff = loglik - log_bound
                 bright = position[i] < state[0]
                 make_bright = rng.random() < -math.expm1(-max(diff, 0.0))
