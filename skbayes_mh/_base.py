@@ -53,8 +53,8 @@ class BaseMHEstimator(BaseEstimator):
             The model's per-datum Lipschitz constant in theta, given to acceptance tests that
             bound the range of log-likelihood ratios with it (when the user did not).
         firefly_problem : callable or None
-            ``bound -> FireflyProblem`` (``_firefly.py``) for a model with collapsible
-            bounds; ``None`` when it has none (then ``acceptance="firefly"`` is refused).
+            ``Firefly -> FireflyProblem`` (``_firefly.py``) for a model with collapsible
+            bounds (built with the acceptance object's ``bound`` options); ``None`` when it has none (then ``acceptance="firefly"`` is refused).
 
         Returns
         -------
@@ -71,7 +71,7 @@ class BaseMHEstimator(BaseEstimator):
                 raise ValueError(f"acceptance='firefly' needs a model with a collapsible lower "
                                  f"bound on each likelihood; {type(self).__name__}'s model has "
                                  f"none. Choose another acceptance test.")
-            problem = firefly_problem(acceptance.bound)
+            problem = firefly_problem(acceptance)
             chain_function = run_firefly_chain
             chain_args = (problem, acceptance)
         else:

@@ -11,7 +11,8 @@ sufficient statistics (``Q``, ``r``, ``c``: ``-theta' Q theta / 2 + r . theta + 
 once. Each evaluation then costs ``O(d^2)`` plus one likelihood query per bright point.
 
 Models (``model``): ``LOGISTIC`` (Jaakkola-Jordan bound, per-datum ``[lambda(xi), c(xi)]``)
-and ``SOFTMAX`` (Bohning's bound, per-datum ``[psi (K), logsumexp(psi), softmax(psi) (K)]``).
+and ``SOFTMAX`` (a quadratic bound on ``logsumexp`` with per-datum curvature ``C``, Bohning's
+or Jebara-Choromanska's: per-datum ``[psi (K), logsumexp(psi), softmax(psi) (K), C (K^2)]``).
 A model sees datum ``n`` through ``eta_n = W x_n`` (``K`` values, ``K = 1`` for logistic) and
 returns ``l_n``, ``b_n`` and ``d(l_n - b_n) / d eta_n``: the gradient in theta follows as an
 outer product with ``x_n`` (theta is ``W`` flattened row-major, ``K x D``).
@@ -94,24 +95,24 @@ def point(model, theta, X, y, bound, i, n_classes, inv_temperature, eta, slope,
         for k in range(n_classes):
             slope[k] = inv_temperature * ((1.0 if k == label else 0.0) - math.exp(eta[k] - lse))
         return inv_temperature * loglik, 0.0
-    mean_gap = 0.0
-    for k in range(n_classes):
-        mean_gap += eta[k] - bound[i, k]
-    mean_gap /= n_classes
+    # Bound row [psi (K), logsumexp(psi), softmax(psi) (K), C (K x K row-major)].
+    curvature = 2 * n_classes + 1
     linear = 0.0
     square = 0.0
     for k in range(n_classes):
         gap = eta[k] - bound[i, k]
         linear += gap * bound[i, n_classes + 1 + k]
-        square += (gap - mean_gap) * gap
-    # H = (I - 11'/K) / 2: gap' H gap = (|gap|^2 - K mean^2) / 2.
-    log_bound = eta[label] - bound[i, n_classes] - linear - 0.25 * square
+        curved = 0.0
+        for m in range(n_classes):
+            curved += bound[i, curvature + k * n_classes + m] * (eta[m] - bound[i, m])
+        square += gap * curved
+        slope[k] = curved
+    log_bound = eta[label] - bound[i, n_classes] - linear - 0.5 * square
     if not want_slope:
         return inv_temperature * loglik, inv_temperature * log_bound
     for k in range(n_classes):
-        gap = eta[k] - bound[i, k]
         slope[k] = inv_temperature * (-math.exp(eta[k] - lse) + bound[i, n_classes + 1 + k]
-                                      + 0.5 * (gap - mean_gap))
+                                      + slope[k])
     return inv_temperature * loglik, inv_temperature * log_bound
 
 
@@ -152,18 +153,22 @@ def collapsed_and_prior(theta, quad, lin, const, prior_kind, prior_scales, want_
 
 @jit
 def joint(model, theta, X, y, bound, n_classes, inv_temperature, quad, lin, const, prior_kind,
-          prior_scales, order, n_bright, diffs, want_grad, gradient, eta, slope, regular=False):
+          prior_scales, order, n_bright, diffs, want_grad, gradient, eta, slope, slopes,
+          regular=False):
     """Log pseudo-posterior ``log p(theta, z)`` (up to a constant) for the current bright set:
     ``n_bright`` likelihood queries. ``diffs[p]`` receives ``l - b`` of the ``p``-th bright
-    point; with ``want_grad``, ``gradient`` its gradient. With ``regular`` (every point
-    bright, zero collapsed statistics) it is the full-data log posterior and ``diffs``
-    receives ``l``."""
+    point; with ``want_grad``, ``gradient`` its gradient and ``slopes[p]`` the point's
+    ``d(l - b) / d eta`` (``slope``: scratch). With ``regular`` (every point bright, zero collapsed statistics) it
+    is the full-data log posterior and ``diffs`` receives ``l``."""
     value = collapsed_and_prior(theta, quad, lin, const, prior_kind, prior_scales, want_grad,
                                 gradient)
     for p in range(n_bright):
         i = order[p]
         loglik, log_bound = point(model, theta, X, y, bound, i, n_classes, inv_temperature,
                                   eta, slope, regular, want_grad)
+        if want_grad:
+            for k in range(n_classes):
+                slopes[p, k] = slope[k]
         if regular:
             diffs[p] = loglik
             value += loglik
@@ -227,6 +232,16 @@ def initialise_brightness(model, theta, X, y, bound, n_classes, inv_temperature,
 
 
 @jit
+def _bright_total(collapsed, point_diff, order, n_bright, regular):
+    """Log pseudo-posterior from the collapsed part and the bright points' cached ``l - b``
+    (``l`` in regular mode)."""
+    total = collapsed
+    for p in range(n_bright):
+        total += point_diff[order[p]] if regular else log_expm1(point_diff[order[p]])
+    return total
+
+
+@jit
 def _forward_solve(lower, vector, out):
     """``out = lower^{-1} vector`` for a lower-triangular ``lower``."""
     d = vector.shape[0]
@@ -251,8 +266,8 @@ def _times_transpose(lower, vector, out):
 @jit
 def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, const,
                     prior_kind, prior_scales, theta, update, step, factor, resample, q_db,
-                    resample_count, order, position, state, point_diff, gradient, index_pool,
-                    rng, out_draws, out_accepted, out_queries, out_bright, out_lp,
+                    resample_count, order, position, state, point_diff, point_slope, gradient,
+                    index_pool, rng, out_draws, out_accepted, out_queries, out_bright, out_lp,
                     regular=False):
     """Run ``out_draws.shape[0]`` Firefly iterations in place: a parameter update on the
     pseudo-posterior given the bright set, then a brightness update given theta.
@@ -283,6 +298,9 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
         The bright set; ``state[0]`` is the bright count.
     point_diff : (N,) float64
         ``l_n - b_n`` at theta for the bright points.
+    point_slope : (N, n_classes) float64
+        ``d(l_n - b_n) / d eta_n`` at theta for the bright points (MALA only): darkening a
+        point updates the gradient without a query.
     gradient : (d,) float64
         Gradient of the log pseudo-posterior at theta (MALA only; kept current).
     index_pool : (N,) int64
@@ -305,16 +323,16 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
     candidates = np.empty(n, dtype=np.int64)
     direction = np.empty(d)
     want_grad = update == MALA
+    slopes = np.empty((n if want_grad else 1, n_classes))
     # The collapsed bound and prior at theta, kept current (an O(d^2) evaluation per proposal).
     collapsed = collapsed_and_prior(theta, quad, lin, const, prior_kind, prior_scales, False,
                                     proposal_gradient)
+    # Log pseudo-posterior at theta from the cached differences (no queries), then kept
+    # current from one iteration to the next.
+    current = _bright_total(collapsed, point_diff, order, state[0], regular)
     for it in range(out_draws.shape[0]):
         queries = 0
         n_bright = state[0]
-        # Log pseudo-posterior at theta from the cached differences: no queries.
-        current = collapsed
-        for p in range(n_bright):
-            current += point_diff[order[p]] if regular else log_expm1(point_diff[order[p]])
         accepted = False
         if update == SLICE:
             norm = 0.0
@@ -337,7 +355,7 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
                 queries += n_bright
                 if joint(model, proposal, X, y, bound, n_classes, inv_temperature, quad, lin,
                          const, prior_kind, prior_scales, order, n_bright, diffs, False,
-                         proposal_gradient, eta, slope, regular) <= level:
+                         proposal_gradient, eta, slope, slopes, regular) <= level:
                     break
                 left -= step
             for _ in range(right_steps):
@@ -346,7 +364,7 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
                 queries += n_bright
                 if joint(model, proposal, X, y, bound, n_classes, inv_temperature, quad, lin,
                          const, prior_kind, prior_scales, order, n_bright, diffs, False,
-                         proposal_gradient, eta, slope, regular) <= level:
+                         proposal_gradient, eta, slope, slopes, regular) <= level:
                     break
                 right += step
             while True:
@@ -356,7 +374,7 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
                 queries += n_bright
                 value = joint(model, proposal, X, y, bound, n_classes, inv_temperature, quad,
                               lin, const, prior_kind, prior_scales, order, n_bright, diffs,
-                              False, proposal_gradient, eta, slope, regular)
+                              False, proposal_gradient, eta, slope, slopes, regular)
                 if value > level:
                     accepted = True
                     current = value
@@ -382,7 +400,7 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
             queries += n_bright
             value = joint(model, proposal, X, y, bound, n_classes, inv_temperature, quad, lin,
                           const, prior_kind, prior_scales, order, n_bright, diffs, want_grad,
-                          proposal_gradient, eta, slope, regular)
+                          proposal_gradient, eta, slope, slopes, regular)
             log_ratio = value - current
             if want_grad and value > -math.inf:
                 # Forward residual: step * noise. Reverse: L^{-1}(theta - theta') - step^2 L' g' / 2.
@@ -407,8 +425,12 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
                     gradient[a] = proposal_gradient[a]
             collapsed = current
             for p in range(n_bright):
-                point_diff[order[p]] = diffs[p]
+                i = order[p]
+                point_diff[i] = diffs[p]
                 collapsed -= diffs[p] if regular else log_expm1(diffs[p])
+                if want_grad:
+                    for k in range(n_classes):
+                        point_slope[i, k] = slopes[p, k]
 
         # Brightness update given theta.
         if regular:
@@ -436,11 +458,8 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
                 if rng.random() * math.expm1(point_diff[i]) < q_db:
                     _darken(order, position, state, i)
                     if want_grad:
-                        queries += 1
-                        point(model, theta, X, y, bound, i, n_classes, inv_temperature, eta,
-                              slope)
-                        _add_outer(gradient, -1.0 / -math.expm1(-point_diff[i]), slope, X, i,
-                                   n_classes)
+                        _add_outer(gradient, -1.0 / -math.expm1(-point_diff[i]),
+                                   point_slope[i], X, i, n_classes)
                     n_bright -= 1  # the last bright point moved to p: visit it next
                 else:
                     p += 1
@@ -456,6 +475,7 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
                     point_diff[i] = diff
                     if want_grad:
                         _add_outer(gradient, 1.0 / -math.expm1(-diff), slope, X, i, n_classes)
+                        point_slope[i] = slope
         else:
             draw_without_replacement(index_pool, 0, resample_count, rng)
             for c in range(resample_count):
@@ -472,6 +492,7 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
                     point_diff[i] = diff
                     if want_grad:
                         _add_outer(gradient, 1.0 / -math.expm1(-diff), slope, X, i, n_classes)
+                        point_slope[i] = slope
                 elif bright and not make_bright:
                     _darken(order, position, state, i)
                     if want_grad:
@@ -482,8 +503,6 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
         out_accepted[it] = accepted
         out_queries[it] = queries
         out_bright[it] = state[0]
-        lp = collapsed
-        for p in range(state[0]):
-            lp += point_diff[order[p]] if regular else log_expm1(point_diff[order[p]])
-        out_lp[it] = lp
+        current = _bright_total(collapsed, point_diff, order, state[0], regular)
+        out_lp[it] = current
     return 0

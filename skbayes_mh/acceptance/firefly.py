@@ -9,6 +9,7 @@ from ._base import AcceptanceTest
 UPDATES = {"mh": MH, "mala": MALA, "slice": SLICE}
 RESAMPLES = {"implicit": IMPLICIT, "explicit": EXPLICIT}
 BOUNDS = ("map", "untuned")
+SOFTMAX_BOUNDS = ("jebara", "bohning")
 
 
 class Firefly(AcceptanceTest):
@@ -20,7 +21,8 @@ class Firefly(AcceptanceTest):
     precomputed as sufficient statistics, so the update queries only the bright points.
     Then it updates the brightness variables given theta. The theta-marginal of the chain
     is the exact posterior. It needs a model with a collapsible bound: logistic regression
-    (Jaakkola-Jordan) and softmax regression (Bohning). Other models raise a ``ValueError``.
+    (Jaakkola-Jordan) and softmax regression (Jebara-Choromanska or Bohning). Other models
+    raise a ``ValueError``.
 
     Parameters
     ----------
@@ -36,8 +38,8 @@ class Firefly(AcceptanceTest):
         points, chosen at random, are drawn from ``p(z_n | theta)``.
     q_db : float or None, default=None
         Probability in (0, 1] of proposing a dark point bright. ``None``: adapted in
-        burn-in so that the expected number of dark proposals equals the mean bright
-        count (at least one point per iteration), then frozen.
+        burn-in so that the expected number of dark proposals is a quarter of the mean
+        bright count (at least one point per iteration), then frozen.
     update : {"mala", "mh", "slice"}, default="mala"
         Parameter update on the pseudo-posterior. ``"mh"``: random walk. ``"mala"``:
         Langevin with the gradient of the collapsed bound and the bright points. Both are
@@ -46,11 +48,24 @@ class Firefly(AcceptanceTest):
         random direction of that covariance (stepping out, then shrinkage).
     resample_fraction : float, default=0.1
         Fraction of the points redrawn per iteration when ``resample="explicit"``.
+    softmax_bound : {"jebara", "bohning"}, default="jebara"
+        The quadratic bound on ``logsumexp`` for softmax regression (ignored by other
+        models). ``"bohning"``: one curvature ``(I - 11' / K) / 2`` for every point, the
+        largest the softmax can have, so the bound is loose wherever a point is classified
+        confidently. ``"jebara"`` (Jebara and Choromanska 2012): a per-point curvature
+        built from Jaakkola-Jordan steps, small where the classes are well separated. Both
+        are valid everywhere and collapse into the same sufficient statistics; on 3-digit
+        MNIST the MAP-tuned Jebara bound leaves about a third as many points bright.
 
     References
     ----------
     D. Maclaurin, R. P. Adams. "Firefly Monte Carlo: Exact MCMC with Subsets of Data".
     UAI 2014.
+
+    T. Jebara, A. Choromanska. "Majorization for CRFs and Latent Likelihoods". NIPS 2012.
+
+    D. Bohning. "Multinomial logistic regression algorithm". Annals of the Institute of
+    Statistical Mathematics, 1992.
 
     Examples
     --------
@@ -67,15 +82,17 @@ class Firefly(AcceptanceTest):
         "q_db": [Interval(numbers.Real, 0, 1, closed="right"), None],
         "update": [StrOptions(set(UPDATES))],
         "resample_fraction": [Interval(numbers.Real, 0, 1, closed="right")],
+        "softmax_bound": [StrOptions(set(SOFTMAX_BOUNDS))],
     }
 
     def __init__(self, bound="map", resample="implicit", q_db=None, update="mala",
-                 resample_fraction=0.1):
+                 resample_fraction=0.1, softmax_bound="jebara"):
         self.bound = bound
         self.resample = resample
         self.q_db = q_db
         self.update = update
         self.resample_fraction = resample_fraction
+        self.softmax_bound = softmax_bound
 
     @property
     def target_acceptance_rate(self):

@@ -164,11 +164,11 @@ class MinibatchMHLogisticRegression(ClassifierMixin, BaseMHEstimator):
                                           1.0 / float(self.temperature),
                                           full=design.shape[1] <= FULL_COVARIANCE_MAX_DIM)
         data = read_only(np.ascontiguousarray(np.column_stack([design, y_float])))
-        def firefly_problem(bound):
+        def firefly_problem(firefly):
             covariance = laplace if laplace.ndim == 2 else np.diag(laplace)
             return logistic_problem(np.ascontiguousarray(design), y_float, GAUSSIAN,
                                     prior_scales, 1.0 / float(self.temperature), theta_map,
-                                    covariance, bound)
+                                    covariance, firefly.bound)
 
         draws, stats, _ = self._sample_posterior(logistic_loglik, data, GAUSSIAN, prior_scales,
                                                  theta_map, laplace,

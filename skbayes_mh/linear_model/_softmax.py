@@ -149,10 +149,11 @@ class FireflySoftmaxClassifier(ClassifierMixin, BaseMHEstimator):
                                          inv_temperature, full=full)
         data = read_only(np.ascontiguousarray(np.column_stack([design, y_float])))
 
-        def firefly_problem(bound):
+        def firefly_problem(firefly):
             covariance = laplace if laplace.ndim == 2 else np.diag(laplace)
             return softmax_problem(design, y_float, n_classes, GAUSSIAN, prior_scales,
-                                   inv_temperature, theta_map, covariance, bound)
+                                   inv_temperature, theta_map, covariance, firefly.bound,
+                                   firefly.softmax_bound)
 
         draws, stats, _ = self._sample_posterior(softmax_loglik, data, GAUSSIAN, prior_scales,
                                                  theta_map, laplace,
