@@ -2,8 +2,10 @@
 Metropolis-Hastings acceptance tests."""
 from . import acceptance
 from ._sample import SampleResult, acceptance_probability, sample
-from .linear_model import FireflySoftmaxClassifier, MinibatchMHLogisticRegression
+from .linear_model import (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
+                           RobustTRegression)
 
 __version__ = "0.1.0"
 
-__all__ = ["FireflySoftmaxClassifier", "MinibatchMHLogisticRegression", "SampleResult", "acceptance", "acceptance_probability", "sample"]
+__all__ = ["FireflySoftmaxClassifier", "MinibatchMHLogisticRegression", "RobustTRegression",
+           "SampleResult", "acceptance", "acceptance_probability", "sample"]

@@ -34,7 +34,8 @@ class BaseMHEstimator(BaseEstimator):
     }
 
     def _sample_posterior(self, loglik, data, prior_kind, prior_scales, theta_start,
-                          start_covariance, lipschitz=None, firefly_problem=None):
+                          start_covariance, lipschitz=None, firefly_problem=None,
+                          acceptance=None):
         """Run ``n_chains`` chains on the tempered posterior and return their draws.
 
         Parameters
@@ -54,7 +55,11 @@ class BaseMHEstimator(BaseEstimator):
             bound the range of log-likelihood ratios with it (when the user did not).
         firefly_problem : callable or None
             ``Firefly -> FireflyProblem`` (``_firefly.py``) for a model with collapsible
-            bounds (built with the acceptance object's ``bound`` options); ``None`` when it has none (then ``acceptance="firefly"`` is refused).
+            bounds (built with the acceptance object's ``bound`` options); ``None`` when it
+            has none (then ``acceptance="firefly"`` is refused).
+        acceptance : str, AcceptanceTest or None
+            The test to run, when the estimator builds it from its own parameters;
+            ``None``: ``self.acceptance``.
 
         Returns
         -------
@@ -62,7 +67,7 @@ class BaseMHEstimator(BaseEstimator):
         sample_stats : dict of (n_chains, n_samples) arrays
         step : (n_chains, d): each chain's final per-coordinate proposal sd
         """
-        acceptance = resolve_acceptance(self.acceptance)
+        acceptance = resolve_acceptance(self.acceptance if acceptance is None else acceptance)
         if "lipschitz" in acceptance.get_params() and acceptance.lipschitz is None:
             acceptance.set_params(lipschitz=lipschitz)
         self.acceptance_ = acceptance

@@ -7,12 +7,14 @@ from scipy.special import expit, log_expit, logsumexp, softmax
 
 from ._adaptation import N_WINDOWS, run_timed
 from ._chains import chain_generator
-from ._kernels.firefly import (LOGISTIC, SOFTMAX, firefly_iterate, initialise_brightness,
-                               joint)
+from ._kernels.firefly import (LOGISTIC, ROBUST, SOFTMAX, firefly_iterate,
+                               initialise_brightness, joint)
 from .acceptance.firefly import RESAMPLES, UPDATES
 
 #: The paper's untuned Jaakkola-Jordan parameter for logistic regression.
 UNTUNED_XI = 1.5
+#: Untuned Student-t bounds touch the likelihood where the residual is one scale.
+UNTUNED_STANDARDISED_RESIDUAL = 1.0
 
 
 @dataclass
@@ -22,13 +24,13 @@ class FireflyProblem:
     Attributes
     ----------
     model : int
-        ``LOGISTIC`` or ``SOFTMAX`` (``_kernels/firefly.py``).
+        ``LOGISTIC``, ``SOFTMAX`` or ``ROBUST`` (``_kernels/firefly.py``).
     X : ndarray of shape (N, D)
         Design, intercept column included.
     y : ndarray of shape (N,)
         Labels: 0/1, or the class index.
     n_classes : int
-        ``K`` (1 for logistic regression: one linear predictor).
+        ``K`` (1 for logistic and Student-t regression: one linear predictor).
     bound : ndarray of shape (N, P)
         Per-datum bound parameters.
     quad, lin, const : ndarray (d, d), ndarray (d,), float
@@ -157,6 +159,51 @@ def softmax_bound(design, y, n_classes, psi, curvature="jebara"):
     return params, quad.reshape(size, size), lin, const
 
 
+def student_t_bound(design, y, nu, u0):
+    """Gaussian bounds on the Student-t log-likelihood
+    ``l = -log s - (nu + 1) / 2 log(1 + u)``, ``u = r^2 / (nu s^2)``, ``r = y - x . w``:
+    ``log(1 + u)`` is concave, so its tangent at ``u0`` lies above it and
+
+        l >= gamma - log s - alpha r^2 / s^2,
+        alpha = (nu + 1) / (2 nu (1 + u0)),
+        gamma = -(nu + 1) / 2 (log(1 + u0) - u0 / (1 + u0)),
+
+    tight (value and gradient) wherever ``r^2 / s^2 = nu u0``: a Gaussian in the residual
+    (the Student-t's normalising constant is left out of both).
+
+    Returns
+    -------
+    bound : (N, 3) ``[alpha, gamma, nu]``
+    quad, lin, const : ``sum_n alpha_n (y_n - x_n . w)^2 = -(-w' quad w / 2 + lin . w +
+        const)``, so that ``sum_n log B_n = sum gamma - N log s + exp(-2 log s) q(w)``:
+        ``quad = 2 sum alpha x x'``, ``lin = 2 sum alpha y x``, ``const = -sum alpha y^2``.
+    """
+    u0 = np.broadcast_to(np.asarray(u0, dtype=np.float64), y.shape)
+    alpha = (nu + 1.0) / (2.0 * nu * (1.0 + u0))
+    gamma = -0.5 * (nu + 1.0) * (np.log1p(u0) - u0 / (1.0 + u0))
+    quad = 2.0 * (design.T * alpha) @ design
+    lin = 2.0 * design.T @ (alpha * y)
+    const = -float(alpha @ y**2)
+    return np.column_stack([alpha, gamma, np.full(y.shape, float(nu))]), quad, lin, const
+
+
+def student_t_problem(design, y, nu, prior_kind, prior_scales, inv_temperature, theta_map,
+                      covariance, bound):
+    """The Firefly problem of Student-t regression: ``theta = [w, log s]`` (a sampled scale)
+    or ``w`` (unit scale: a fixed scale is divided out of ``y`` and ``w`` beforehand).
+    Bounds tight at the MAP residuals or untuned (tight at one scale)."""
+    n_features = design.shape[1]
+    if bound == "map":
+        log_scale = theta_map[n_features] if theta_map.size > n_features else 0.0
+        u0 = (y - design @ theta_map[:n_features]) ** 2 * np.exp(-2.0 * log_scale) / nu
+    else:
+        u0 = np.full(y.shape, UNTUNED_STANDARDISED_RESIDUAL**2 / nu)
+    params, quad, lin, const = student_t_bound(design, y, nu, u0)
+    return FireflyProblem(ROBUST, design, y, 1, params, inv_temperature * quad,
+                          inv_temperature * lin, inv_temperature * const, prior_kind,
+                          prior_scales, inv_temperature, theta_map, covariance)
+
+
 def logistic_problem(design, y, prior_kind, prior_scales, inv_temperature, theta_map,
                      covariance, bound):
     """The Firefly problem of logistic regression, bounds tight at the MAP or untuned."""
@@ -228,8 +275,9 @@ def run_firefly_chain(problem, firefly, theta0, seed, n_burnin, n_samples, thin,
     position = np.empty(n_data, dtype=np.int64)
     state = np.zeros(1, dtype=np.int64)
     point_diff = np.zeros(n_data)
-    point_slope = np.zeros((n_data, problem.n_classes))
-    eta, slope = np.empty(problem.n_classes), np.empty(problem.n_classes)
+    # Slopes: one per class, and one more for a trailing log-scale (Student-t).
+    point_slope = np.zeros((n_data, problem.n_classes + 1))
+    eta, slope = np.empty(problem.n_classes), np.empty(problem.n_classes + 1)
     index_pool = np.arange(n_data, dtype=np.int64)
     quad, lin, const = problem.quad, problem.lin, problem.const
     if regular:
@@ -254,7 +302,7 @@ def run_firefly_chain(problem, firefly, theta0, seed, n_burnin, n_samples, thin,
     resample = RESAMPLES[firefly.resample]
     resample_count = max(1, int(round(firefly.resample_fraction * n_data)))
     gradient = np.zeros(d)
-    slopes = np.empty((n_data, problem.n_classes))
+    slopes = np.empty((n_data, problem.n_classes + 1))
     joint(problem.model, theta, problem.X, problem.y, problem.bound, problem.n_classes,
           problem.inv_temperature, quad, lin, const, problem.prior_kind, problem.prior_scales,
           order, int(state[0]), np.empty(n_data), True, gradient, eta, slope, slopes, regular)

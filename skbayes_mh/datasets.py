@@ -136,3 +136,48 @@ def mnist_pca_digits(directory, digits=(0, 1, 2), n_components=50, subset="train
         return pca.transform(X_train), y_train
     X, y = select(subset)
     return pca.transform(X), y
+
+
+#: Columns of the StatLib California housing file, in order.
+CALIFORNIA_COLUMNS = ("longitude", "latitude", "housing_median_age", "total_rooms",
+                      "total_bedrooms", "population", "households", "median_income",
+                      "median_house_value")
+
+
+def load_california_housing(directory):
+    """The StatLib California housing data (``cal_housing.data``: 20,640 block groups,
+    comma-separated, no header; the target is capped at 500,001).
+
+    Parameters
+    ----------
+    directory : str or Path
+        Folder holding ``cal_housing.data`` (or ``cal_housing.data.gz``).
+
+    Returns
+    -------
+    X : ndarray of shape (20640, 8)
+        The eight features, in ``CALIFORNIA_COLUMNS`` order.
+    y : ndarray of shape (20640,)
+        Median house value in dollars.
+    """
+    path = _find(directory, "cal_housing.data")
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as handle:
+        table = np.loadtxt(handle, delimiter=",", dtype=np.float64)
+    if table.ndim != 2 or table.shape[1] != len(CALIFORNIA_COLUMNS):
+        raise ValueError(f"{path}: expected {len(CALIFORNIA_COLUMNS)} comma-separated "
+                         f"columns, got an array of shape {table.shape}.")
+    return table[:, :-1], table[:, -1]
+
+
+def california_log_value(directory):
+    """California housing as the robust-regression benchmarks use it: standardised features
+    and the log of the median house value.
+
+    Returns
+    -------
+    X : ndarray of shape (20640, 8), each column with mean 0 and sd 1
+    y : ndarray of shape (20640,)
+    """
+    X, value = load_california_housing(directory)
+    return (X - X.mean(axis=0)) / X.std(axis=0), np.log(value)

@@ -1,10 +1,12 @@
-"""The IDX reader on files made here, and the real MNIST where it is available."""
+"""The IDX reader on files made here, the California housing reader, and the real data
+where they are available."""
 import gzip
 
 import numpy as np
 import pytest
 
-from skbayes_mh.datasets import load_mnist, mnist_pair, read_idx
+from skbayes_mh.datasets import (california_log_value, load_california_housing, load_mnist,
+                                 mnist_pair, read_idx)
 
 
 def write_idx(path, array, code=0x08):
@@ -45,3 +47,19 @@ def test_real_mnist_counts(shared_data):
     X, y = mnist_pair(shared_data / "mnist", (1, 7))
     assert X.shape == (13_007, 784) and 0 <= X.min() and X.max() <= 1
     assert y.sum() == 6265
+
+
+def test_real_california_housing(shared_data):
+    X, y = load_california_housing(shared_data / "california_housing")
+    assert X.shape == (20_640, 8) and y.shape == (20_640,)
+    assert y.max() == 500_001  # the capped tail
+    X_std, log_value = california_log_value(shared_data / "california_housing")
+    np.testing.assert_allclose(X_std.mean(axis=0), 0, atol=1e-10)
+    np.testing.assert_allclose(X_std.std(axis=0), 1)
+    np.testing.assert_allclose(log_value, np.log(y))
+
+
+def test_california_loader_rejects_a_wrong_file(tmp_path):
+    (tmp_path / "cal_housing.data").write_text("1,2,3\n4,5,6\n")
+    with pytest.raises(ValueError, match="columns"):
+        load_california_housing(tmp_path)

@@ -61,7 +61,7 @@ def _pointwise(problem, theta):
     values = np.empty((n, 2))
     for i in range(n):
         values[i] = point(problem.model, theta, problem.X, problem.y, problem.bound, i, k,
-                          1.0, np.empty(k), np.empty(k))
+                          1.0, np.empty(k), np.empty(k + 1))
     return values
 
 
@@ -158,7 +158,7 @@ def test_pseudo_posterior_gradient_matches_finite_differences(model):
                      problem.quad, problem.lin, problem.const, GAUSSIAN, problem.prior_scales,
                      order, n // 2, np.empty(n), gradient is not None,
                      np.zeros(theta.size) if gradient is None else gradient, np.empty(k),
-                     np.empty(k), np.empty((n, k)))
+                     np.empty(k + 1), np.empty((n, k + 1)))
 
     theta = theta_map + 0.3
     gradient = np.zeros(theta.size)

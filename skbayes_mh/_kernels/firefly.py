@@ -27,10 +27,11 @@ import numpy as np
 
 from ._common import draw_without_replacement, log_sigmoid
 from ._jit import jit
-from .priors import GAUSSIAN, LAPLACE
+from .priors import log_prior_and_gradient
 
 LOGISTIC = 0
 SOFTMAX = 1
+ROBUST = 2
 
 MH = 0
 MALA = 1
@@ -52,6 +53,17 @@ def log_expm1(d):
     return d + math.log(-math.expm1(-d))
 
 
+@jit(fastmath={"reassoc", "contract"})
+def _row_dot(X, i, theta, start):
+    """``X[i] . theta[start:start + D]``. Reassociation lets LLVM vectorise the sum (a
+    sequential float reduction cannot be); it changes only the rounding of dot products,
+    never an acceptance decision's arithmetic."""
+    total = 0.0
+    for j in range(X.shape[1]):
+        total += X[i, j] * theta[start + j]
+    return total
+
+
 @jit
 def point(model, theta, X, y, bound, i, n_classes, inv_temperature, eta, slope,
           likelihood_only=False, want_slope=True):
@@ -59,10 +71,29 @@ def point(model, theta, X, y, bound, i, n_classes, inv_temperature, eta, slope,
     ``slope`` receives ``d(l_i - b_i) / d eta_i`` (length ``n_classes``, 1 for logistic), or
     ``d l_i / d eta_i`` with ``likelihood_only`` (regular MCMC: the bound is not used)."""
     n_features = X.shape[1]
+    if model == ROBUST:
+        # Student-t regression: bound row [alpha, gamma, nu]; theta = [w, log s] or w (s = 1).
+        residual = y[i] - _row_dot(X, i, theta, 0)
+        log_scale = theta[n_features] if theta.shape[0] > n_features else 0.0
+        precision = math.exp(-2.0 * log_scale)
+        z = residual * residual * precision
+        nu = bound[i, 2]
+        weight = (nu + 1.0) / (nu + z)  # -2 dl/dz
+        loglik = -log_scale - 0.5 * (nu + 1.0) * math.log1p(z / nu)
+        if likelihood_only:
+            if want_slope:
+                slope[0] = inv_temperature * weight * residual * precision
+                slope[1] = inv_temperature * (weight * z - 1.0)
+            return inv_temperature * loglik, 0.0
+        log_bound = bound[i, 1] - log_scale - bound[i, 0] * z
+        if want_slope:
+            # d(l - b)/dz = alpha - weight / 2; dz/d(x . w) = -2 r / s^2, dz/d log s = -2 z.
+            gap_slope = bound[i, 0] - 0.5 * weight
+            slope[0] = -2.0 * inv_temperature * gap_slope * residual * precision
+            slope[1] = -2.0 * inv_temperature * gap_slope * z
+        return inv_temperature * loglik, inv_temperature * log_bound
     if model == LOGISTIC:
-        s = 0.0
-        for j in range(n_features):
-            s += X[i, j] * theta[j]
+        s = _row_dot(X, i, theta, 0)
         sign = 2.0 * y[i] - 1.0
         s *= sign
         lam = bound[i, 0]
@@ -77,10 +108,7 @@ def point(model, theta, X, y, bound, i, n_classes, inv_temperature, eta, slope,
     # Softmax: eta = W x, bound row [psi (K), logsumexp(psi), softmax(psi) (K)].
     top = -math.inf
     for k in range(n_classes):
-        total = 0.0
-        base = k * n_features
-        for j in range(n_features):
-            total += X[i, j] * theta[base + j]
+        total = _row_dot(X, i, theta, k * n_features)
         eta[k] = total
         top = max(top, total)
     normaliser = 0.0
@@ -118,37 +146,45 @@ def point(model, theta, X, y, bound, i, n_classes, inv_temperature, eta, slope,
 
 @jit
 def _add_outer(gradient, weight, slope, X, i, n_classes):
+    """``gradient += weight * d(l_i - b_i) / d theta``: the outer product of the slopes with
+    ``x_i`` over the ``K x D`` weights, and ``slope[K]`` for a trailing log-scale."""
     n_features = X.shape[1]
     for k in range(n_classes):
         scaled = weight * slope[k]
         base = k * n_features
         for j in range(n_features):
             gradient[base + j] += scaled * X[i, j]
+    if gradient.shape[0] > n_classes * n_features:
+        gradient[n_classes * n_features] += weight * slope[n_classes]
 
 
 @jit
-def collapsed_and_prior(theta, quad, lin, const, prior_kind, prior_scales, want_grad, gradient):
-    """``log p(theta) + sum_n log B_n(theta)``; with ``want_grad``, ``gradient`` is set to its
-    gradient."""
-    d = theta.shape[0]
+def collapsed_and_prior(theta, quad, lin, const, prior_kind, prior_scales, scale_count,
+                        want_grad, gradient):
+    """``log p(theta) + sum_n log B_n(theta)`` (up to a constant); with ``want_grad``,
+    ``gradient`` is set to its gradient.
+
+    The collapsed sum is ``q(w) = -w' quad w / 2 + lin . w + const`` over the first
+    ``quad.shape[0]`` coordinates ``w``. A trailing coordinate ``eta = log s`` (the Student-t
+    model with a sampled scale) makes it ``exp(-2 eta) q(w) - scale_count eta``, with
+    ``scale_count`` the number of points times the inverse temperature (0 in regular mode:
+    then the ``-eta`` of each point is in its likelihood).
+    """
+    d = quad.shape[0]
     value = const
     for a in range(d):
-        q_theta = 0.0
-        for b in range(d):
-            q_theta += quad[a, b] * theta[b]
+        q_theta = _row_dot(quad, a, theta, 0)
         value += theta[a] * (lin[a] - 0.5 * q_theta)
         if want_grad:
             gradient[a] = lin[a] - q_theta
-    for a in range(d):
-        if prior_kind == GAUSSIAN:
-            value -= 0.5 * (theta[a] / prior_scales[a]) ** 2
-            if want_grad:
-                gradient[a] -= theta[a] / prior_scales[a] ** 2
-        elif prior_kind == LAPLACE:
-            value -= abs(theta[a]) / prior_scales[a]
-            if want_grad:
-                gradient[a] -= math.copysign(1.0, theta[a]) / prior_scales[a]
-    return value
+    if theta.shape[0] > d:
+        weight = math.exp(-2.0 * theta[d])
+        if want_grad:
+            for a in range(d):
+                gradient[a] *= weight
+            gradient[d] = -2.0 * weight * value - scale_count
+        value = weight * value - scale_count * theta[d]
+    return value + log_prior_and_gradient(prior_kind, prior_scales, theta, want_grad, gradient)
 
 
 @jit
@@ -158,16 +194,17 @@ def joint(model, theta, X, y, bound, n_classes, inv_temperature, quad, lin, cons
     """Log pseudo-posterior ``log p(theta, z)`` (up to a constant) for the current bright set:
     ``n_bright`` likelihood queries. ``diffs[p]`` receives ``l - b`` of the ``p``-th bright
     point; with ``want_grad``, ``gradient`` its gradient and ``slopes[p]`` the point's
-    ``d(l - b) / d eta`` (``slope``: scratch). With ``regular`` (every point bright, zero collapsed statistics) it
-    is the full-data log posterior and ``diffs`` receives ``l``."""
-    value = collapsed_and_prior(theta, quad, lin, const, prior_kind, prior_scales, want_grad,
+    ``d(l - b) / d eta`` (``slope``: scratch). With ``regular`` (every point bright, zero
+    collapsed statistics) it is the full-data log posterior and ``diffs`` receives ``l``."""
+    value = collapsed_and_prior(theta, quad, lin, const, prior_kind, prior_scales,
+                                0.0 if regular else X.shape[0] * inv_temperature, want_grad,
                                 gradient)
     for p in range(n_bright):
         i = order[p]
         loglik, log_bound = point(model, theta, X, y, bound, i, n_classes, inv_temperature,
                                   eta, slope, regular, want_grad)
         if want_grad:
-            for k in range(n_classes):
+            for k in range(n_classes + 1):
                 slopes[p, k] = slope[k]
         if regular:
             diffs[p] = loglik
@@ -216,7 +253,7 @@ def initialise_brightness(model, theta, X, y, bound, n_classes, inv_temperature,
     brightness variables in equilibrium given theta."""
     n = X.shape[0]
     eta = np.empty(n_classes)
-    slope = np.empty(n_classes)
+    slope = np.empty(n_classes + 1)
     for i in range(n):
         order[i] = i
         position[i] = i
@@ -250,6 +287,16 @@ def _forward_solve(lower, vector, out):
         for b in range(a):
             total -= lower[a, b] * out[b]
         out[a] = total / lower[a, a]
+
+
+@jit(fastmath={"reassoc", "contract"})
+def _lower_times(lower, vector, out):
+    """``out = lower vector`` for a lower-triangular ``lower``."""
+    for a in range(vector.shape[0]):
+        total = 0.0
+        for b in range(a + 1):
+            total += lower[a, b] * vector[b]
+        out[a] = total
 
 
 @jit
@@ -313,7 +360,7 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
     n = X.shape[0]
     d = theta.shape[0]
     eta = np.empty(n_classes)
-    slope = np.empty(n_classes)
+    slope = np.empty(n_classes + 1)
     noise = np.empty(d)
     proposal = np.empty(d)
     proposal_gradient = np.empty(d)
@@ -323,9 +370,10 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
     candidates = np.empty(n, dtype=np.int64)
     direction = np.empty(d)
     want_grad = update == MALA
-    slopes = np.empty((n if want_grad else 1, n_classes))
+    slopes = np.empty((n if want_grad else 1, n_classes + 1))
     # The collapsed bound and prior at theta, kept current (an O(d^2) evaluation per proposal).
-    collapsed = collapsed_and_prior(theta, quad, lin, const, prior_kind, prior_scales, False,
+    collapsed = collapsed_and_prior(theta, quad, lin, const, prior_kind, prior_scales,
+                                    0.0 if regular else n * inv_temperature, False,
                                     proposal_gradient)
     # Log pseudo-posterior at theta from the cached differences (no queries), then kept
     # current from one iteration to the next.
@@ -341,9 +389,8 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
                 norm += noise[a] * noise[a]
             norm = math.sqrt(norm)
             for a in range(d):
-                direction[a] = 0.0
-                for b in range(a + 1):
-                    direction[a] += factor[a, b] * noise[b] / norm
+                noise[a] /= norm
+            _lower_times(factor, noise, direction)
             level = current - rng.exponential()
             left = -step * rng.random()
             right = left + step
@@ -391,12 +438,11 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
             if update == MALA:
                 _times_transpose(factor, gradient, shift)  # factor' grad
             for a in range(d):
-                total = 0.0
-                for b in range(a + 1):
-                    total += factor[a, b] * (step * noise[b]
-                                             + (0.5 * step * step * shift[b] if want_grad
-                                                else 0.0))
-                proposal[a] = theta[a] + total
+                whitened[a] = step * noise[a] + (0.5 * step * step * shift[a] if want_grad
+                                                 else 0.0)
+            _lower_times(factor, whitened, proposal)
+            for a in range(d):
+                proposal[a] += theta[a]
             queries += n_bright
             value = joint(model, proposal, X, y, bound, n_classes, inv_temperature, quad, lin,
                           const, prior_kind, prior_scales, order, n_bright, diffs, want_grad,
@@ -429,7 +475,7 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
                 point_diff[i] = diffs[p]
                 collapsed -= diffs[p] if regular else log_expm1(diffs[p])
                 if want_grad:
-                    for k in range(n_classes):
+                    for k in range(n_classes + 1):
                         point_slope[i, k] = slopes[p, k]
 
         # Brightness update given theta.

@@ -1,0 +1,317 @@
+"""RobustTRegression and the Student-t Firefly bound: the bound and its collapsed sums, the
+conjugate Gaussian limit, agreement of Firefly, exact and minibatch chains, invariance,
+outliers, predictions, scikit-learn citizenship and bad input."""
+import numpy as np
+import pytest
+from scipy.special import log1p
+from sklearn.linear_model import LinearRegression
+from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from skbayes_mh import RobustTRegression
+from skbayes_mh._firefly import run_firefly_chain, student_t_problem
+from skbayes_mh._kernels.firefly import joint, point
+from skbayes_mh._kernels.priors import GAUSSIAN, LOG_SCALE
+from skbayes_mh.acceptance import Firefly
+from skbayes_mh.models.robust import student_t_map
+
+from _models import batch_means_standard_error
+
+FAST = dict(n_samples=60, n_burnin=60, n_chains=2)
+NU = 4.0
+
+
+def _heavy_tailed(n=300, seed=0, outliers=0.0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    y = X @ np.array([1.0, -0.5]) + 0.3 + 0.5 * rng.standard_t(NU, size=n)
+    bad = rng.random(n) < outliers
+    y[bad] += rng.choice([-1, 1], size=bad.sum()) * rng.uniform(15, 30, size=bad.sum())
+    return X, y
+
+
+def _problem(bound, sampled_scale=True, n=300):
+    X, y = _heavy_tailed(n)
+    design = np.column_stack([X, np.ones(n)])
+    kind = GAUSSIAN | (LOG_SCALE if sampled_scale else 0)
+    scales = np.append(np.ones(3), [1.0] if sampled_scale else [])
+    theta_map, covariance = student_t_map(design, y, NU, kind, scales)
+    return student_t_problem(design, y, NU, kind, scales, 1.0, theta_map, covariance, bound)
+
+
+def _pointwise(problem, theta):
+    values = np.empty((problem.X.shape[0], 2))
+    for i in range(problem.X.shape[0]):
+        values[i] = point(problem.model, theta, problem.X, problem.y, problem.bound, i, 1, 1.0,
+                          np.empty(1), np.empty(2))
+    return values
+
+
+# --- the bound ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("sampled_scale", [True, False])
+@pytest.mark.parametrize("bound", ["map", "untuned"])
+def test_student_t_bound_is_below_collapses_and_is_tight_at_the_map(bound, sampled_scale):
+    problem = _problem(bound, sampled_scale)
+    rng = np.random.default_rng(2)
+    n_features = problem.X.shape[1]
+    offset = problem.bound[:, 1].sum()  # sum of gamma_n, left out of the collapsed form
+    for theta in (problem.theta_map, problem.theta_map + 0.3 * rng.normal(size=problem.theta_map.size)):
+        values = _pointwise(problem, theta)
+        log_scale = theta[n_features] if sampled_scale else 0.0
+        z = (problem.y - problem.X @ theta[:n_features]) ** 2 * np.exp(-2 * log_scale)
+        np.testing.assert_allclose(values[:, 0], -log_scale - (NU + 1) / 2 * log1p(z / NU),
+                                   atol=1e-12)
+        assert np.all(values[:, 1] <= values[:, 0] + 1e-12)
+        q = -0.5 * theta[:n_features] @ problem.quad @ theta[:n_features] \
+            + problem.lin @ theta[:n_features] + problem.const
+        collapsed = np.exp(-2 * log_scale) * q - problem.y.size * log_scale + offset
+        assert collapsed == pytest.approx(values[:, 1].sum(), rel=1e-10)
+    if bound == "map":
+        values = _pointwise(problem, problem.theta_map)
+        np.testing.assert_allclose(values[:, 1], values[:, 0], atol=1e-10)
+
+
+@pytest.mark.parametrize("sampled_scale", [True, False])
+@pytest.mark.parametrize("regular", [False, True])
+def test_student_t_pseudo_posterior_gradient_matches_finite_differences(sampled_scale, regular):
+    problem = _problem("untuned", sampled_scale, n=80)
+    n = problem.X.shape[0]
+    theta = problem.theta_map + 0.2
+    # Bright: the points well away from tangency (near it, log(L/B - 1) is steep).
+    diff = np.subtract(*_pointwise(problem, theta).T)
+    order = np.argsort(-diff)
+    zeros = np.zeros_like(problem.quad), np.zeros_like(problem.lin), 0.0
+    quad, lin, const = zeros if regular else (problem.quad, problem.lin, problem.const)
+    n_bright = n if regular else int(np.sum(diff > 0.05))
+    assert regular or 0 < n_bright < n
+
+    def value(theta, gradient=None):
+        return joint(problem.model, theta, problem.X, problem.y, problem.bound, 1, 0.7, quad,
+                     lin, const, problem.prior_kind, problem.prior_scales, order, n_bright,
+                     np.empty(n), gradient is not None,
+                     np.zeros(theta.size) if gradient is None else gradient, np.empty(1),
+                     np.empty(2), np.empty((n, 2)), regular)
+
+    gradient = np.zeros(theta.size)
+    value(theta, gradient)
+    h = 1e-6
+    numeric = [(value(theta + h * e) - value(theta - h * e)) / (2 * h) for e in np.eye(theta.size)]
+    np.testing.assert_allclose(gradient, numeric, rtol=1e-5, atol=1e-6)
+
+
+# --- correctness of the posterior -------------------------------------------------------------
+
+@pytest.mark.parametrize("acceptance, update", [("firefly", "slice"), ("firefly", "mala"),
+                                                ("metropolis", "slice")])
+def test_large_nu_matches_conjugate_linear_regression(acceptance, update):
+    # nu -> inf with a fixed scale: Gaussian noise, Gaussian prior, a Gaussian posterior.
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(400, 2))
+    scale = 0.8
+    y = X @ np.array([0.7, -1.2]) + 2.0 + scale * rng.normal(size=400)
+    prior_scale, intercept_scale = 0.5, 3.0
+    reg = RobustTRegression(nu=1e7, scale=scale, prior="gaussian", prior_scale=prior_scale,
+                            intercept_prior_scale=intercept_scale, acceptance=acceptance,
+                            update=update, n_samples=10_000, n_burnin=1000, n_chains=2,
+                            random_state=0).fit(X, y)
+    design = np.column_stack([X, np.ones(400)])
+    prior_precision = np.diag(1 / np.array([prior_scale, prior_scale, intercept_scale]) ** 2)
+    prior_mean = np.array([0.0, 0.0, y.mean()])  # the intercept's prior is centred at mean(y)
+    covariance = np.linalg.inv(design.T @ design / scale**2 + prior_precision)
+    mean = covariance @ (design.T @ y / scale**2 + prior_precision @ prior_mean)
+    sd = np.sqrt(np.diag(covariance))
+    draws = np.column_stack([reg.posterior_.get("coef", flat=True),
+                             reg.posterior_.get("intercept", flat=True)])
+    assert np.all(batch_means_standard_error(draws) < 0.03 * sd)
+    assert np.all(np.abs(draws.mean(axis=0) - mean) < 0.1 * sd), (draws.mean(axis=0) - mean) / sd
+    assert np.all(np.abs(draws.std(axis=0) / sd - 1) < 0.1), draws.std(axis=0) / sd
+
+
+@pytest.fixture(scope="module")
+def exact_reference():
+    """A long exact (Metropolis) run on a small heavy-tailed problem, scale sampled."""
+    X, y = _heavy_tailed(200, seed=5)
+    reg = RobustTRegression(acceptance="metropolis", n_samples=40_000, n_burnin=2000, thin=5,
+                            n_chains=2, random_state=1).fit(X, y)
+    return X, y, _flat(reg)
+
+
+def _flat(reg):
+    return np.column_stack([reg.posterior_.get("coef", flat=True),
+                            reg.posterior_.get("intercept", flat=True),
+                            np.log(reg.posterior_.get("scale", flat=True))])
+
+
+@pytest.mark.parametrize("acceptance, update", [("firefly", "slice"), ("firefly", "mala"),
+                                                ("firefly", "mh"), ("minibatch", "slice")])
+def test_firefly_exact_and_minibatch_chains_agree(exact_reference, acceptance, update):
+    X, y, reference = exact_reference
+    reg = RobustTRegression(acceptance=acceptance, update=update, n_samples=20_000,
+                            n_burnin=2000, n_chains=2, random_state=2).fit(X, y)
+    draws = _flat(reg)
+    sd = reference.std(axis=0)
+    assert np.all(np.abs(draws.mean(axis=0) - reference.mean(axis=0)) < 0.1 * sd), \
+        (draws.mean(axis=0) - reference.mean(axis=0)) / sd
+    assert np.all(np.abs(draws.std(axis=0) / sd - 1) < 0.1), draws.std(axis=0) / sd
+    if acceptance == "firefly":
+        assert reg.posterior_["n_bright"].mean() < 0.2 * len(y)
+
+
+def test_firefly_invariance_from_exact_draws():
+    # theta = (w, log s) for y = w x + s t_4: the posterior on a fine grid; 1,000 chains
+    # start at exact draws and take 10 Firefly slice steps; the moments must hold.
+    rng = np.random.default_rng(6)
+    n = 300
+    x = rng.normal(size=n)
+    y = 0.8 * x + 0.5 * rng.standard_t(NU, size=n)
+    design = x[:, None]
+    kind = GAUSSIAN | LOG_SCALE
+    scales = np.array([1.0, 1.0])
+    theta_map, covariance = student_t_map(design, y, NU, kind, scales)
+    half = 7 * np.sqrt(np.diag(covariance))
+    axes = [np.linspace(m - h, m + h, 241) for m, h in zip(theta_map, half)]
+    grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 2)
+    z = (y[None, :] - grid[:, :1] * x[None, :]) ** 2 * np.exp(-2 * grid[:, 1:])
+    log_post = (-n * grid[:, 1] - (NU + 1) / 2 * np.log1p(z / NU).sum(axis=1)
+                - 0.5 * grid[:, 0] ** 2 + grid[:, 1] - np.exp(grid[:, 1]))
+    weights = np.exp(log_post - log_post.max())
+    weights /= weights.sum()
+    mean = weights @ grid
+    sd = np.sqrt(weights @ (grid - mean) ** 2)
+    spacing = np.array([a[1] - a[0] for a in axes])
+    problem = student_t_problem(design, y, NU, kind, scales, 1.0, theta_map, covariance,
+                                "untuned")
+    n_chains = 1000
+    cells = rng.choice(len(grid), size=n_chains, p=weights)
+    starts = grid[cells] + (rng.random((n_chains, 2)) - 0.5) * spacing
+    finals = np.array([
+        run_firefly_chain(problem, Firefly(bound="untuned", update="slice"), start,
+                          seed=20_000 + k, n_burnin=0, n_samples=10, thin=1,
+                          step_size=2.0)["draws"][-1]
+        for k, start in enumerate(starts)])
+    z_mean = (finals.mean(axis=0) - mean) / (sd / np.sqrt(n_chains))
+    assert np.all(np.abs(z_mean) < 4), z_mean
+    ratio = finals.var(axis=0, ddof=1) / sd**2
+    assert np.all(np.abs(ratio - 1) < 4 * np.sqrt(2.0 / n_chains)), ratio
+    assert np.mean(np.abs(finals - starts) > spacing) > 0.5  # they moved
+
+
+def test_gross_outliers_do_not_drag_the_coefficients():
+    X, y = _heavy_tailed(2000, seed=7, outliers=0.05)
+    X[y > 10, 0] += 3.0  # outliers with leverage
+    reg = RobustTRegression(random_state=0, n_samples=1000, n_burnin=500, n_chains=2).fit(X, y)
+    ols = LinearRegression().fit(X, y)
+    truth = np.array([1.0, -0.5])
+    assert np.all(np.abs(reg.coef_ - truth) < 0.06), reg.coef_
+    assert abs(reg.intercept_ - 0.3) < 0.06
+    assert np.max(np.abs(ols.coef_ - truth)) > 0.5, ols.coef_
+    assert reg.scale_ < 0.7  # the noise scale is not inflated by the outliers
+
+
+# --- predictions --------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def fitted():
+    X, y = _heavy_tailed(500, seed=8)
+    return X, y, RobustTRegression(random_state=0, n_samples=500, n_burnin=300,
+                                   n_chains=2).fit(X, y)
+
+
+def test_predictive_mean_std_and_samples(fitted):
+    X, y, reg = fitted
+    mean, std = reg.predict(X[:5], return_std=True)
+    np.testing.assert_array_equal(mean, reg.predict(X[:5]))  # deterministic
+    coef = reg.posterior_.get("coef", flat=True)
+    intercept = reg.posterior_.get("intercept", flat=True)
+    scale = reg.posterior_.get("scale", flat=True)
+    location = X[:5] @ coef.T + intercept
+    np.testing.assert_allclose(mean, location.mean(axis=1))
+    expected = np.sqrt(location.var(axis=1) + np.mean(scale**2) * NU / (NU - 2))
+    np.testing.assert_allclose(std, expected)
+    assert np.all(std > reg.scale_)  # the noise is included
+    samples = reg.sample_y(X[:5], n_samples=40_000, random_state=0)
+    assert samples.shape == (5, 40_000)
+    assert np.all(np.abs(samples.mean(axis=1) - mean) < 5 * std / np.sqrt(40_000))
+    # The t_4 variance estimate has a heavy tail: a loose check on the spread.
+    np.testing.assert_allclose(samples.std(axis=1), std, rtol=0.1)
+    np.testing.assert_array_equal(reg.sample_y(X[:5], 3, random_state=1),
+                                  reg.sample_y(X[:5], 3, random_state=1))
+    assert reg.score(X, y) > 0.5
+
+
+def test_std_is_infinite_for_nu_at_most_two():
+    X, y = _heavy_tailed(200, seed=9)
+    reg = RobustTRegression(nu=2.0, random_state=0, **FAST).fit(X, y)
+    mean, std = reg.predict(X[:3], return_std=True)
+    assert np.all(np.isfinite(mean)) and np.all(np.isinf(std))
+
+
+def test_fixed_scale_and_attributes(fitted):
+    X, y, _ = fitted
+    reg = RobustTRegression(scale=0.5, random_state=0, **FAST).fit(X, y)
+    assert reg.scale_ == 0.5 and np.all(reg.posterior_["scale"] == 0.5)
+    assert reg.posterior_["coef"].shape == (2, 60, 2)
+    assert reg.posterior_["intercept"].shape == (2, 60)
+    assert reg.posterior_["n_bright"].shape == (2, 60)
+    no_intercept = RobustTRegression(fit_intercept=False, random_state=0, **FAST).fit(X, y)
+    assert no_intercept.intercept_ == 0.0
+
+
+# --- scikit-learn citizenship --------------------------------------------------------------
+
+@parametrize_with_checks([RobustTRegression(**FAST),
+                          RobustTRegression(acceptance="minibatch", prior="gaussian", **FAST)])
+def test_scikit_learn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+def test_pipeline_grid_search_cross_validation():
+    X, y = _heavy_tailed(300, seed=10)
+    pipeline = make_pipeline(StandardScaler(), RobustTRegression(random_state=0, **FAST))
+    search = GridSearchCV(pipeline, {"robusttregression__prior_scale": [0.1, 1.0],
+                                     "robusttregression__nu": [2.5, 4.0]}, cv=3).fit(X, y)
+    assert search.best_score_ > 0.5
+    scores = cross_val_score(RobustTRegression(random_state=0, **FAST), X, y, cv=3)
+    assert scores.shape == (3,) and np.all(scores > 0.5)
+
+
+# --- bad input -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("params, message", [
+    (dict(nu=0.0), "nu"), (dict(nu=-1.0), "nu"), (dict(scale=0.0), "scale"),
+    (dict(prior="cauchy"), "prior"), (dict(update="hmc"), "update"),
+    (dict(prior_scale=-1.0), "prior_scale"),
+])
+def test_bad_parameters_raise_clear_errors(params, message):
+    X, y = _heavy_tailed(50)
+    with pytest.raises(ValueError, match=message):
+        RobustTRegression(**params, **FAST).fit(X, y)
+
+
+def test_confidence_needs_a_fixed_scale_or_a_lipschitz_constant():
+    X, y = _heavy_tailed(100)
+    with pytest.raises(ValueError, match="lipschitz"):
+        RobustTRegression(acceptance="confidence", **FAST).fit(X, y)
+    reg = RobustTRegression(acceptance="confidence", scale=0.5, random_state=0, **FAST)
+    assert np.all(np.isfinite(reg.fit(X, y).coef_))
+
+
+def test_nan_in_data_and_bad_sample_y():
+    X, y = _heavy_tailed(50)
+    y_bad = y.copy()
+    y_bad[3] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        RobustTRegression(**FAST).fit(X, y_bad)
+    reg = RobustTRegression(random_state=0, **FAST).fit(X, y)
+    with pytest.raises(ValueError, match="n_samples"):
+        reg.sample_y(X, n_samples=0)
+
+
+def test_too_few_samples_for_a_sampled_scale():
+    X, y = _heavy_tailed(3)
+    with pytest.raises(ValueError, match="improper"):
+        RobustTRegression(**FAST).fit(X, y)
+    assert np.isfinite(RobustTRegression(scale=1.0, random_state=0, **FAST).fit(X, y).coef_).all()
