@@ -39,3 +39,56 @@ def mnist13k():
     X, y = mnist_pair(mnist, (1, 7), "train")
     X_test, y_test = mnist_pair(mnist, (1, 7), "test")
     return np.column_stack([X, y]).astype(np.float64), X_test, y_test
+
+
+def effective_samples(chains):
+    """Mean over the parameters of ArviZ's bulk ESS (chains: (n_chains, n_draws, d))."""
+    import arviz
+    import numpy as np
+
+    ess = arviz.ess(arviz.from_dict(posterior={"theta": chains}), method="bulk")["theta"]
+    return float(np.mean(ess.values))
+
+
+def firefly_row(problem, firefly, args, regular=False, iterations=None):
+    """One row of a Firefly table: ``args.chains`` chains of ``args.burnin`` tuning and
+    ``iterations`` (default ``args.iterations``) kept iterations, each started one Laplace
+    sd from the MAP. Returns queries/iter, ESS, ESS per 1,000 iterations, per query and per
+    second of the kept iterations, and the mean bright count."""
+    import time
+
+    import numpy as np
+
+    from skbayes_mh._firefly import run_firefly_chain
+
+    iterations = args.iterations if iterations is None else iterations
+    chains, queries, bright, seconds = [], [], [], 0.0
+    start = time.perf_counter()
+    for chain in range(args.chains):
+        jitter = np.random.default_rng([chain, 1]).standard_normal(problem.theta_map.size)
+        theta0 = problem.theta_map + np.sqrt(np.diag(problem.covariance)) * jitter
+        out = run_firefly_chain(problem, firefly, theta0, 100 + chain, args.burnin,
+                                iterations, 1, "auto", regular=regular)
+        chains.append(out["draws"])
+        queries.append(out["n_data_read"])
+        bright.append(out["n_bright"])
+        seconds += out["seconds"][-1]
+    ess = effective_samples(np.stack(chains))
+    n_iter = iterations * args.chains
+    return dict(queries=float(np.mean(queries)), ess=ess, per_1000=1000 * ess / n_iter,
+                per_query=ess / np.sum(queries), per_second=ess / seconds,
+                us_per_iter=1e6 * seconds / n_iter, bright=float(np.mean(bright)),
+                wall=time.perf_counter() - start)
+
+
+def firefly_report(title, rows, paper):
+    """Print a Firefly table: the Table 1 columns, the paper's figures beside ours, and the
+    speed-up per second of wall time against the row named "regular MCMC"."""
+    base = rows["regular MCMC"]
+    print(f"\n{title}")
+    table([[name, f"{r['queries']:,.0f}", paper[name][0], f"{r['per_1000']:.1f}", paper[name][1],
+            f"{r['per_query'] / base['per_query']:.1f}", paper[name][2],
+            f"{r['per_second']:.2f}", f"{r['per_second'] / base['per_second']:.1f}",
+            f"{r['bright']:,.0f}"] for name, r in rows.items()],
+          ["algorithm", "queries/iter", "paper", "ESS/1000 iter", "paper",
+           "speed-up/query", "paper", "ESS/s", "speed-up/s", "bright"])

@@ -17,61 +17,20 @@ through the same kernel with every point queried.
                                         [--models logistic softmax]
 """
 import argparse
-import time
-
 import numpy as np
 
-from skbayes_mh._firefly import logistic_problem, run_firefly_chain, softmax_problem
+from skbayes_mh._firefly import logistic_problem, softmax_problem
 from skbayes_mh._kernels.priors import GAUSSIAN
 from skbayes_mh.acceptance import Firefly
 from skbayes_mh.datasets import mnist_pca_digits, mnist_pca_pair
 from skbayes_mh.models.logistic import logistic_map
 from skbayes_mh.models.softmax import softmax_map
 
-from _common import shared_data, table
+from _common import firefly_report as report
+from _common import firefly_row as run
+from _common import shared_data
 
 PRIOR_SCALE = 1 / np.sqrt(10)  # precision 10 on every weight, as in the reference run
-
-
-def effective_samples(chains):
-    """Mean over the parameters of ArviZ's bulk ESS (chains: (n_chains, n_draws, d))."""
-    import arviz
-
-    ess = arviz.ess(arviz.from_dict(posterior={"theta": chains}), method="bulk")["theta"]
-    return float(np.mean(ess.values))
-
-
-def run(problem, firefly, args, regular=False):
-    chains, queries, bright = [], [], []
-    start = time.perf_counter()
-    for chain in range(args.chains):
-        jitter = np.random.default_rng([chain, 1]).standard_normal(problem.theta_map.size)
-        theta0 = problem.theta_map + np.sqrt(np.diag(problem.covariance)) * jitter
-        out = run_firefly_chain(problem, firefly, theta0, 100 + chain, args.burnin,
-                                args.iterations, 1, "auto", regular=regular)
-        chains.append(out["draws"])
-        queries.append(out["n_data_read"])
-        bright.append(out["n_bright"])
-        seconds = out["seconds"][-1]
-        if chain == 0:
-            kept_seconds = 0.0
-        kept_seconds += seconds
-    ess = effective_samples(np.stack(chains))
-    n_iter = args.iterations * args.chains
-    return dict(queries=float(np.mean(queries)), ess=ess, per_1000=1000 * ess / n_iter,
-                per_query=ess / np.sum(queries), per_second=ess / kept_seconds,
-                bright=float(np.mean(bright)), wall=time.perf_counter() - start)
-
-
-def report(title, rows, paper):
-    base = rows["regular MCMC"]
-    print(f"\n{title}")
-    table([[name, f"{r['queries']:,.0f}", paper[name][0], f"{r['per_1000']:.1f}", paper[name][1],
-            f"{r['per_query'] / base['per_query']:.1f}", paper[name][2],
-            f"{r['per_second']:.1f}", f"{r['per_second'] / base['per_second']:.1f}",
-            f"{r['bright']:,.0f}"] for name, r in rows.items()],
-          ["algorithm", "queries/iter", "paper", "ESS/1000 iter", "paper",
-           "speed-up/query", "paper", "ESS/s", "speed-up/s", "bright"])
 
 
 def main():

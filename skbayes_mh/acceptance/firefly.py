@@ -21,15 +21,16 @@ class Firefly(AcceptanceTest):
     precomputed as sufficient statistics, so the update queries only the bright points.
     Then it updates the brightness variables given theta. The theta-marginal of the chain
     is the exact posterior. It needs a model with a collapsible bound: logistic regression
-    (Jaakkola-Jordan) and softmax regression (Jebara-Choromanska or Bohning). Other models
-    raise a ``ValueError``.
+    (Jaakkola-Jordan), softmax regression (Jebara-Choromanska or Bohning) and Student-t
+    regression (a Gaussian bound in the residual). Other models raise a ``ValueError``.
 
     Parameters
     ----------
     bound : {"map", "untuned"}, default="map"
         ``"map"``: make each point's bound tight at the MAP (found with L-BFGS), so that
         few points are bright near the posterior mode. ``"untuned"``: the paper's untuned
-        bound, ``xi = 1.5`` for logistic regression and ``psi = 0`` for softmax.
+        bound, ``xi = 1.5`` for logistic regression, ``psi = 0`` for softmax, and tight
+        at a residual of one scale for Student-t regression.
     resample : {"implicit", "explicit"}, default="implicit"
         ``"implicit"`` (the paper's Algorithm 2): every bright point is proposed dark (no
         query: its likelihood is cached), and each dark point is proposed bright with

@@ -27,8 +27,9 @@ class FireflySoftmaxClassifier(ClassifierMixin, BaseMHEstimator):
 
     Model: ``p(y = k | x) = exp(x . w_k + b_k) / sum_j exp(x . w_j + b_j)`` for the ``K``
     classes, ``w_kj ~ N(0, prior_scale^2)``, ``b_k ~ N(0, intercept_prior_scale^2)``. The
-    target is the tempered posterior. Firefly uses Bohning's bound on the log-sum-exp,
-    tight at the MAP by default. Chains start near the MAP (one Laplace standard
+    target is the tempered posterior. Firefly bounds the log-sum-exp with a quadratic of
+    per-point curvature (Jebara-Choromanska; ``Firefly(softmax_bound="bohning")`` for
+    Bohning's fixed one), tight at the MAP by default. Chains start near the MAP (one Laplace standard
     deviation of jitter each) and run in parallel through joblib. Two classes are handled
     as ``K = 2`` softmax.
 
@@ -74,7 +75,8 @@ class FireflySoftmaxClassifier(ClassifierMixin, BaseMHEstimator):
     References
     ----------
     D. Maclaurin, R. P. Adams. "Firefly Monte Carlo: Exact MCMC with Subsets of Data".
-    UAI 2014. D. Bohning. "Multinomial logistic regression algorithm". Annals of the
+    UAI 2014. T. Jebara, A. Choromanska. "Majorization for CRFs and Latent Likelihoods".
+    NIPS 2012. D. Bohning. "Multinomial logistic regression algorithm". Annals of the
     Institute of Statistical Mathematics 44, 1992.
 
     Examples
