@@ -333,7 +333,7 @@ def test_pipeline_grid_search_cross_validation(three_classes):
 @pytest.mark.parametrize("params, message", [
     (dict(q_db=0.0), "q_db"), (dict(q_db=1.5), "q_db"), (dict(bound="tight"), "bound"),
     (dict(update="hmc"), "update"), (dict(resample="all"), "resample"),
-    (dict(resample_fraction=0.0), "resample_fraction"),
+    (dict(resample_fraction=0.0), "resample_fraction"), (dict(softmax_bound="exact"), "softmax_bound"),
 ])
 def test_bad_parameters(params, message, three_classes):
     with pytest.raises(ValueError, match=message):

@@ -375,9 +375,10 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
     collapsed = collapsed_and_prior(theta, quad, lin, const, prior_kind, prior_scales,
                                     0.0 if regular else n * inv_temperature, False,
                                     proposal_gradient)
-    # Log pseudo-posterior at theta from the cached differences (no queries), then kept
-    # current from one iteration to the next.
-    current = _bright_total(collapsed, point_diff, order, state[0], regular)
+    # The bright points' part of the log pseudo-posterior, from the cached differences (no
+    # queries), then kept current through every move and brightness change.
+    bright_part = _bright_total(0.0, point_diff, order, state[0], regular)
+    current = collapsed + bright_part
     for it in range(out_draws.shape[0]):
         queries = 0
         n_bright = state[0]
@@ -469,14 +470,15 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
                 theta[a] = proposal[a]
                 if want_grad:
                     gradient[a] = proposal_gradient[a]
-            collapsed = current
+            bright_part = 0.0
             for p in range(n_bright):
                 i = order[p]
                 point_diff[i] = diffs[p]
-                collapsed -= diffs[p] if regular else log_expm1(diffs[p])
+                bright_part += diffs[p] if regular else log_expm1(diffs[p])
                 if want_grad:
                     for k in range(n_classes + 1):
                         point_slope[i, k] = slopes[p, k]
+            collapsed = current - bright_part
 
         # Brightness update given theta.
         if regular:
@@ -503,6 +505,7 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
                 i = order[p]
                 if rng.random() * math.expm1(point_diff[i]) < q_db:
                     _darken(order, position, state, i)
+                    bright_part -= log_expm1(point_diff[i])
                     if want_grad:
                         _add_outer(gradient, -1.0 / -math.expm1(-point_diff[i]),
                                    point_slope[i], X, i, n_classes)
@@ -519,6 +522,7 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
                 if diff > 0.0 and rng.random() * q_db < math.expm1(diff):
                     _brighten(order, position, state, i)
                     point_diff[i] = diff
+                    bright_part += log_expm1(diff)
                     if want_grad:
                         _add_outer(gradient, 1.0 / -math.expm1(-diff), slope, X, i, n_classes)
                         point_slope[i] = slope
@@ -536,11 +540,13 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
                 if make_bright and not bright:
                     _brighten(order, position, state, i)
                     point_diff[i] = diff
+                    bright_part += log_expm1(diff)
                     if want_grad:
                         _add_outer(gradient, 1.0 / -math.expm1(-diff), slope, X, i, n_classes)
                         point_slope[i] = slope
                 elif bright and not make_bright:
                     _darken(order, position, state, i)
+                    bright_part -= log_expm1(point_diff[i])
                     if want_grad:
                         _add_outer(gradient, -1.0 / -math.expm1(-point_diff[i]), slope, X, i,
                                    n_classes)
@@ -549,6 +555,6 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
         out_accepted[it] = accepted
         out_queries[it] = queries
         out_bright[it] = state[0]
-        current = _bright_total(collapsed, point_diff, order, state[0], regular)
+        current = collapsed + bright_part
         out_lp[it] = current
     return 0
