@@ -54,7 +54,7 @@ def firefly_row(problem, firefly, args, regular=False, iterations=None):
     """One row of a Firefly table: ``args.chains`` chains of ``args.burnin`` tuning and
     ``iterations`` (default ``args.iterations``) kept iterations, each started one Laplace
     sd from the MAP. Returns queries/iter, ESS, ESS per 1,000 iterations, per query and per
-    second of the kept iterations, and the mean bright count."""
+    second of the kept iterations, the mean bright count, and the draws' mean and sd."""
     import time
 
     import numpy as np
@@ -75,10 +75,25 @@ def firefly_row(problem, firefly, args, regular=False, iterations=None):
         seconds += out["seconds"][-1]
     ess = effective_samples(np.stack(chains))
     n_iter = iterations * args.chains
+    draws = np.concatenate(chains)
     return dict(queries=float(np.mean(queries)), ess=ess, per_1000=1000 * ess / n_iter,
                 per_query=ess / np.sum(queries), per_second=ess / seconds,
                 us_per_iter=1e6 * seconds / n_iter, bright=float(np.mean(bright)),
+                mean=draws.mean(axis=0), sd=draws.std(axis=0),
                 wall=time.perf_counter() - start)
+
+
+def print_agreement(rows):
+    """Each row's posterior mean and sd against the regular-MCMC row's: the largest
+    ``|mean difference| / sd`` and the range of the sd ratios over the parameters."""
+    base = rows["regular MCMC"]
+    for name, r in rows.items():
+        if name == "regular MCMC":
+            continue
+        shift = abs(r["mean"] - base["mean"]) / base["sd"]
+        ratio = r["sd"] / base["sd"]
+        print(f"  {name} against regular MCMC: max |mean difference| = {shift.max():.2f} sd, "
+              f"sd ratios {ratio.min():.2f} to {ratio.max():.2f}")
 
 
 def firefly_report(title, rows, paper):

@@ -12,10 +12,13 @@ once. Each evaluation then costs ``O(d^2)`` plus one likelihood query per bright
 
 Models (``model``): ``LOGISTIC`` (Jaakkola-Jordan bound, per-datum ``[lambda(xi), c(xi)]``)
 and ``SOFTMAX`` (a quadratic bound on ``logsumexp`` with per-datum curvature ``C``, Bohning's
-or Jebara-Choromanska's: per-datum ``[psi (K), logsumexp(psi), softmax(psi) (K), C (K^2)]``).
-A model sees datum ``n`` through ``eta_n = W x_n`` (``K`` values, ``K = 1`` for logistic) and
-returns ``l_n``, ``b_n`` and ``d(l_n - b_n) / d eta_n``: the gradient in theta follows as an
-outer product with ``x_n`` (theta is ``W`` flattened row-major, ``K x D``).
+or Jebara-Choromanska's: per-datum ``[psi (K), logsumexp(psi), softmax(psi) (K), C (K^2)]``)
+and ``ROBUST`` (Student-t regression, a Gaussian bound in the residual: ``[alpha, gamma,
+nu]``). A model sees datum ``n`` through ``eta_n = W x_n`` (``K`` values, ``K = 1`` for
+logistic and Student-t) and returns ``l_n``, ``b_n`` and ``d(l_n - b_n) / d eta_n``: the
+gradient in theta follows as an outer product with ``x_n`` (theta is ``W`` flattened
+row-major, ``K x D``), plus, for a trailing ``log s`` (Student-t with a sampled scale),
+a ``K + 1``-th slope.
 
 The bright set is the paper's arr/tab structure: ``order`` lists the points bright first
 (``order[:n_bright]``) then dark, and ``position`` is its inverse, so brightening, darkening,
@@ -68,8 +71,9 @@ def _row_dot(X, i, theta, start):
 def point(model, theta, X, y, bound, i, n_classes, inv_temperature, eta, slope,
           likelihood_only=False, want_slope=True):
     """``(l_i, b_i)`` at ``theta`` (both times ``inv_temperature``); with ``want_slope``,
-    ``slope`` receives ``d(l_i - b_i) / d eta_i`` (length ``n_classes``, 1 for logistic), or
-    ``d l_i / d eta_i`` with ``likelihood_only`` (regular MCMC: the bound is not used)."""
+    ``slope`` (length ``n_classes + 1``) receives ``d(l_i - b_i) / d eta_i`` and, for
+    ``ROBUST``, ``d(l_i - b_i) / d log s`` last; or the slopes of ``l_i`` alone with
+    ``likelihood_only`` (regular MCMC: the bound is not used)."""
     n_features = X.shape[1]
     if model == ROBUST:
         # Student-t regression: bound row [alpha, gamma, nu]; theta = [w, log s] or w (s = 1).
@@ -105,7 +109,7 @@ def point(model, theta, X, y, bound, i, n_classes, inv_temperature, eta, slope,
             return inv_temperature * loglik, 0.0
         slope[0] = inv_temperature * sign * (math.exp(log_sigmoid(-s)) - 0.5 + 2.0 * lam * s)
         return inv_temperature * loglik, inv_temperature * log_bound
-    # Softmax: eta = W x, bound row [psi (K), logsumexp(psi), softmax(psi) (K)].
+    # Softmax: eta = W x.
     top = -math.inf
     for k in range(n_classes):
         total = _row_dot(X, i, theta, k * n_features)
