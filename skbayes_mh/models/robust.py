@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from .._kernels._jit import F8, I8, VECTOR, DATA, jit
-from .._kernels.priors import GAUSSIAN, LAPLACE, LOG_SCALE
+from .._kernels.priors import LOG_SCALE, log_prior_and_gradient
 from .logistic import row_dot
 
 
@@ -35,28 +35,20 @@ def student_t_lipschitz(design, nu):
 
 def _negative_log_posterior(theta, design, y, nu, prior_kind, prior_scales, inv_temperature):
     n_features = design.shape[1]
-    w = theta[:n_features]
     log_scale = theta[n_features] if theta.size > n_features else 0.0
-    residual = y - design @ w
+    residual = y - design @ theta[:n_features]
     precision = np.exp(-2.0 * log_scale)
     z = residual**2 * precision
-    value = inv_temperature * (y.size * log_scale + 0.5 * (nu + 1.0) * np.sum(np.log1p(z / nu)))
     weight = (nu + 1.0) / (nu + z)
-    gradient = np.empty_like(theta)
-    gradient[:n_features] = -inv_temperature * design.T @ (weight * residual * precision)
-    base = prior_kind & 3
-    scales = prior_scales[:n_features]
-    if base == GAUSSIAN:
-        value += 0.5 * np.sum((w / scales) ** 2)
-        gradient[:n_features] += w / scales**2
-    elif base == LAPLACE:
-        value += np.sum(np.abs(w) / scales)
-        gradient[:n_features] += np.sign(w) / scales
+    gradient = np.zeros_like(theta)
+    # The built-in prior (value, and its gradient added into ``gradient``), negated below.
+    value = -log_prior_and_gradient(prior_kind, prior_scales, theta, True, gradient)
+    gradient = -gradient
+    value += inv_temperature * (y.size * log_scale
+                                + 0.5 * (nu + 1.0) * np.sum(np.log1p(z / nu)))
+    gradient[:n_features] -= inv_temperature * design.T @ (weight * residual * precision)
     if theta.size > n_features:
-        gradient[n_features] = inv_temperature * (y.size - np.sum(weight * z))
-        mean = prior_scales[n_features]
-        value -= log_scale - np.exp(log_scale) / mean
-        gradient[n_features] -= 1.0 - np.exp(log_scale) / mean
+        gradient[n_features] += inv_temperature * (y.size - np.sum(weight * z))
     return value, gradient
 
 
