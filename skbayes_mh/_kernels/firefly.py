@@ -273,16 +273,6 @@ def initialise_brightness(model, theta, X, y, bound, n_classes, inv_temperature,
 
 
 @jit
-def _bright_total(collapsed, point_diff, order, n_bright, regular):
-    """Log pseudo-posterior from the collapsed part and the bright points' cached ``l - b``
-    (``l`` in regular mode)."""
-    total = collapsed
-    for p in range(n_bright):
-        total += point_diff[order[p]] if regular else log_expm1(point_diff[order[p]])
-    return total
-
-
-@jit
 def _forward_solve(lower, vector, out):
     """``out = lower^{-1} vector`` for a lower-triangular ``lower``."""
     d = vector.shape[0]
@@ -381,7 +371,9 @@ def firefly_iterate(model, X, y, bound, n_classes, inv_temperature, quad, lin, c
                                     proposal_gradient)
     # The bright points' part of the log pseudo-posterior, from the cached differences (no
     # queries), then kept current through every move and brightness change.
-    bright_part = _bright_total(0.0, point_diff, order, state[0], regular)
+    bright_part = 0.0
+    for p in range(state[0]):
+        bright_part += point_diff[order[p]] if regular else log_expm1(point_diff[order[p]])
     current = collapsed + bright_part
     for it in range(out_draws.shape[0]):
         queries = 0
