@@ -67,7 +67,7 @@ def linear_target(model, X, y, prior_scale, intercept=True, kind=None):
     scales = np.full(d, float(prior_scale)) if np.ndim(prior_scale) == 0 else prior_scale
     prior = BuiltinPrior(GAUSSIAN if kind is None else kind, scales, n_outputs=model.n_outputs,
                          block=data.block, intercept=intercept)
-    return Target.linear(model, data, prior)
+    return Target.linear(model, data, prior, lipschitz=True)
 
 
 def firefly_sampler(target, proposal, bound="map", **firefly):

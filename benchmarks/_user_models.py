@@ -34,3 +34,22 @@ def logistic_lipschitz(design):
     """``max_i ||x_i||``: ``|l_i(a) - l_i(b)| <= |x_i . (a - b)|`` because the log-sigmoid is
     1-Lipschitz, for either label."""
     return float(np.sqrt(np.max(np.einsum("ij,ij->i", design, design))))
+
+
+@numba.njit(cache=True)
+def logistic_gradient(theta, data, i, out):
+    """Row ``i``'s gradient: ``(y_i - sigmoid(x_i . theta)) x_i``."""
+    z = _row_dot(data, i, theta)
+    residual = data[i, data.shape[1] - 1] - 1.0 / (1.0 + math.exp(-z))
+    for k in range(theta.shape[0]):
+        out[k] = residual * data[i, k]
+
+
+@numba.njit(cache=True)
+def logistic_hessian(theta, data, i, out):
+    """Row ``i``'s Hessian: ``-s (1 - s) x_i x_i'`` with ``s = sigmoid(x_i . theta)``."""
+    s = 1.0 / (1.0 + math.exp(-_row_dot(data, i, theta)))
+    curvature = -s * (1.0 - s)
+    for a in range(theta.shape[0]):
+        for b in range(theta.shape[0]):
+            out[a, b] = curvature * data[i, a] * data[i, b]

@@ -27,6 +27,24 @@ def check_jitted(function, name, example_args):
     return float(value)
 
 
+def check_jitted_writer(function, name, example_args, out_shape):
+    """Check that ``function`` is a numba.njit function ``function(*example_args, out)`` that
+    compiles and writes finite numbers into ``out`` of ``out_shape``."""
+    if not isinstance(function, Dispatcher):
+        raise TypeError(f"{name} must be a numba.njit function {name}(theta, data, i, out); got "
+                        f"{function!r}.")
+    out = np.full(out_shape, np.nan)
+    try:
+        function(*example_args, out)
+    except Exception as error:  # numba typing errors come in many classes
+        raise TypeError(f"{name} could not be compiled or called as {name}(theta, data, i, out) "
+                        f"with out of shape {out_shape}: {type(error).__name__}: "
+                        f"{error}") from error
+    if not np.all(np.isfinite(out)):
+        raise ValueError(f"{name}(theta0, data, 0, out) left NaN or infinity in out (shape "
+                         f"{out_shape}): it must write every entry.")
+
+
 def check_array(array, name, ndim):
     """float64, C-contiguous, finite, non-empty array of ``ndim`` dimensions."""
     try:

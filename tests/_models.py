@@ -3,7 +3,8 @@ import math
 
 import numba
 import numpy as np
-from _user_models import logistic_lipschitz, logistic_loglik  # noqa: F401 (benchmarks/, see conftest)
+from _user_models import (logistic_gradient, logistic_hessian, logistic_lipschitz,  # noqa: F401
+                          logistic_loglik)  # benchmarks/, see conftest
 
 
 @numba.njit(cache=True)
@@ -112,11 +113,7 @@ def linear_target(model, X, y, scales, intercept=True, inv_temperature=1.0, kind
     data = LinearData(X, y, read_only(np.zeros(0)), intercept)
     prior = BuiltinPrior(GAUSSIAN if kind is None else kind, scales, locations,
                          n_outputs=model.n_outputs, block=data.block, intercept=intercept)
-    theta_map, covariance, _ = model.laplace(data, prior, inv_temperature, full)
-    norm = np.sqrt(np.max(np.einsum("ij,ij->i", X, X)) + intercept)
-    return Target("linear", model.spec(data), prior, inv_temperature, X.shape[0],
-                  model.n_params(data), model, data, theta_map, covariance,
-                  lipschitz=model.lipschitz(norm))
+    return Target.linear(model, data, prior, inv_temperature, full, lipschitz=True)
 
 
 def firefly_chain(target, theta0, seed, n_warmup, n_draws, proposal="mala", bound="map",
@@ -141,15 +138,45 @@ def firefly_chain(target, theta0, seed, n_warmup, n_draws, proposal="mala", boun
     return run_chain(sampler, theta0, seed, n_warmup, n_draws, tuners=tuners)
 
 
-def exact_chain(target, theta0, seed, n_warmup, n_draws, proposal="random_walk",
-                acceptance="metropolis"):
-    """One Metropolis-Hastings chain on ``target`` with the same shape and tuning."""
+def mh_chain(target, theta0, seed, n_warmup, n_draws, proposal="random_walk",
+             acceptance="metropolis", control_variates=False, scale=None):
+    """One Metropolis-Hastings chain on ``target``, the proposal shaped by its Laplace
+    covariance; its scale tuned in warm-up unless given. With ``control_variates``, the
+    test reads residuals against the rows' Taylor proxies at the MAP (the confidence
+    sampler's range bound whitened by the Laplace covariance)."""
     from skbayes_mh.acceptance import resolve_acceptance
     from skbayes_mh.proposals import resolve_proposal
     from skbayes_mh.sampling import MetropolisHastings, ScaleTuner, Shape, run_chain
+    from skbayes_mh.sampling import control_variates as build_control_variates
 
     proposal = resolve_proposal(proposal)
-    sampler = MetropolisHastings(target, resolve_acceptance(acceptance), proposal,
+    acceptance = resolve_acceptance(acceptance)
+    cv = None
+    if control_variates:
+        cv, _ = build_control_variates(
+            target, whitening_covariance=target.covariance if acceptance.name == "confidence"
+            else None)
+    sampler = MetropolisHastings(target, acceptance, proposal,
                                  Shape.from_covariance(target.covariance),
-                                 proposal.initial_scale(target.n_params))
-    return run_chain(sampler, theta0, seed, n_warmup, n_draws, tuners=[ScaleTuner()])
+                                 proposal.initial_scale(target.n_params) if scale is None
+                                 else scale, cv)
+    return run_chain(sampler, theta0, seed, n_warmup, n_draws,
+                     tuners=[ScaleTuner()] if scale is None else [])
+
+
+@numba.njit(cache=True)
+def linear_gaussian_gradient(theta, data, i, out):
+    """Gradient of :func:`linear_gaussian_loglik` for row ``i``: ``r_i x_i``."""
+    residual = data[i, data.shape[1] - 1]
+    for k in range(theta.shape[0]):
+        residual -= data[i, k] * theta[k]
+    for k in range(theta.shape[0]):
+        out[k] = residual * data[i, k]
+
+
+@numba.njit(cache=True)
+def linear_gaussian_hessian(theta, data, i, out):
+    """Hessian of :func:`linear_gaussian_loglik` for row ``i``: ``-x_i x_i'``."""
+    for a in range(theta.shape[0]):
+        for b in range(theta.shape[0]):
+            out[a, b] = -data[i, a] * data[i, b]

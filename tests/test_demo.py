@@ -1,7 +1,5 @@
 """The README's main job, at a small size: every acceptance test runs, and each posterior
 agrees with the exact test's within its Monte Carlo error."""
-import pytest
-
 from skbayes_mh.__main__ import main
 from skbayes_mh.acceptance import ACCEPTANCE_TESTS
 from skbayes_mh.demo import compare
@@ -16,7 +14,12 @@ def test_every_test_runs_and_agrees_with_the_exact_posterior():
         assert row["shift"] <= 0.1 + 4 * row["shift_error"], (name, row)
         assert 0.8 < row["sd_ratio"][0] and row["sd_ratio"][1] < 1.2, (name, row)
     assert rows["firefly"]["rows_per_iteration"] < 0.5 * 3000
-    assert rows["metropolis"]["rows_per_iteration"] == pytest.approx(3000, rel=0.01)
+    # The exact test reads every row at each gradient step of its Hamiltonian path; the
+    # minibatch test with control variates reads a minibatch of about 100.
+    assert rows["metropolis"]["proposal"] == "hmc"
+    assert rows["metropolis"]["rows_per_iteration"] >= 3000
+    assert rows["minibatch"]["proposal"] == "hmc+CV"
+    assert rows["minibatch"]["rows_per_iteration"] < 0.1 * 3000
 
 
 def test_the_command_prints_a_row_per_test(capsys):

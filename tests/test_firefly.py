@@ -17,8 +17,8 @@ from skbayes_mh.models import LogisticModel, SoftmaxModel
 from skbayes_mh.models.logistic import jaakkola_jordan_lambda
 from skbayes_mh.models.softmax import SOFTMAX_BOUNDS, softmax_curvature
 
-from _models import (batch_means_standard_error, exact_chain, firefly_chain, linear_loglik,
-                     linear_target)
+from _models import (batch_means_standard_error, firefly_chain, linear_loglik, linear_target,
+                     mh_chain)
 
 FAST = dict(n_samples=60, n_burnin=60, n_chains=2)
 
@@ -303,7 +303,7 @@ def three_classes():
 
 def test_fitted_attributes_and_probabilities(three_classes):
     X, y = three_classes
-    clf = FireflySoftmaxClassifier(random_state=0, **FAST).fit(X, y)
+    clf = FireflySoftmaxClassifier(acceptance="firefly", random_state=0, **FAST).fit(X, y)
     assert clf.coef_.shape == (3, 4) and clf.intercept_.shape == (3,)
     assert clf.posterior_["coef"].shape == (2, 60, 3, 4)
     assert clf.posterior_["n_bright"].shape == (2, 60)
@@ -363,7 +363,7 @@ def test_a_model_without_a_collapsible_bound_is_refused():
 def test_the_full_data_baseline_is_the_ordinary_sampler(grid_posterior, update):
     # The benchmarks' baseline: the same update, shape and tuning on the full-data
     # posterior, through the ordinary Metropolis-Hastings sampler.
-    out = exact_chain(grid_posterior["target"], grid_posterior["theta_map"], 11, 2000, 20_000,
+    out = mh_chain(grid_posterior["target"], grid_posterior["theta_map"], 11, 2000, 20_000,
                       proposal=PROPOSALS[update])
     mean, sd = grid_posterior["mean"], grid_posterior["sd"]
     assert np.all(np.abs(out.draws.mean(axis=0) - mean) < 0.1 * sd)

@@ -123,3 +123,32 @@ def test_confidence_sampler_keeps_the_posterior(logistic_problem):
     grid_mahalanobis = np.einsum("ij,jk,ik->i", grid_centred, np.linalg.inv(covariance), grid_centred)
     mahalanobis_sd = np.sqrt(weights @ (grid_mahalanobis - 2.0) ** 2)
     assert abs(mahalanobis.mean() - 2.0) < 4 * mahalanobis_sd / np.sqrt(N_CHAINS)
+
+
+@pytest.mark.parametrize("proposal", ["hmc", "mala"])
+def test_gradient_proposals_keep_the_conjugate_posterior(problem, proposal):
+    # Hamiltonian paths and Langevin steps with the full-data gradient, each with its exact
+    # log ratio (kinetic energies; forward and backward densities) in the Metropolis test.
+    from _models import linear_gaussian_gradient
+
+    data, mean, covariance = problem
+    sd = np.sqrt(np.diag(covariance))
+    n_chains = 400
+    starts = np.random.default_rng(2).multivariate_normal(mean, covariance, size=n_chains)
+    finals, accepted = [], []
+    for k, start in enumerate(starts):
+        # A deliberately coarse step (acceptance well below 1): a wrong ratio would show.
+        result = sample(linear_gaussian_loglik, data, start, step_size=1.2 * sd,
+                        gradient=linear_gaussian_gradient, log_prior=standard_normal_log_prior,
+                        acceptance="metropolis", proposal=proposal, n_samples=10,
+                        random_state=5000 + k)
+        finals.append(result.draws[-1])
+        accepted.append(result.acceptance_rate)
+    finals = np.array(finals)
+    assert 0.2 < np.mean(accepted) < 0.95, np.mean(accepted)
+    z = (finals.mean(axis=0) - mean) / (sd / np.sqrt(n_chains))
+    assert np.all(np.abs(z) < 4), z
+    ratio = finals.var(axis=0, ddof=1) / sd**2
+    assert np.all(np.abs(ratio - 1) < 4 * np.sqrt(2.0 / n_chains)), ratio
+    # The chains moved far: most final points are over half an sd from their start.
+    assert np.mean(np.abs(finals - starts) > 0.5 * sd) > 0.5

@@ -48,7 +48,9 @@ def test_fitted_attributes(binary):
         assert clf.posterior_[stat].shape == (3, 60)
     assert np.all(np.diff(clf.posterior_["seconds"], axis=1) >= 0)
     assert clf.step_size_.shape == (3, 5)
-    assert clf.n_iter_ == 120 and 0 < clf.acceptance_rate_ < 1
+    # Iterations per chain: burn-in plus draws times each chain's thinning.
+    np.testing.assert_array_equal(clf.n_iter_, 60 + 60 * clf.thin_)
+    assert clf.thin_.shape == (3,) and 0 < clf.acceptance_rate_ < 1
     np.testing.assert_allclose(clf.coef_[0], clf.posterior_["coef"].mean(axis=(0, 1)))
     no_intercept = small(fit_intercept=False).fit(X, y)
     assert no_intercept.intercept_[0] == 0 and no_intercept.step_size_.shape == (2, 4)

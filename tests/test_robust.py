@@ -265,7 +265,7 @@ def test_std_is_infinite_for_nu_at_most_two():
 
 def test_fixed_scale_and_attributes(fitted):
     X, y, _ = fitted
-    reg = RobustTRegression(scale=0.5, random_state=0, **FAST).fit(X, y)
+    reg = RobustTRegression(scale=0.5, acceptance="firefly", random_state=0, **FAST).fit(X, y)
     assert reg.scale_ == 0.5 and np.all(reg.posterior_["scale"] == 0.5)
     assert reg.posterior_["coef"].shape == (2, 60, 2)
     assert reg.posterior_["intercept"].shape == (2, 60)
@@ -296,7 +296,7 @@ def test_pipeline_grid_search_cross_validation():
 
 @pytest.mark.parametrize("params, message", [
     (dict(nu=0.0), "nu"), (dict(nu=-1.0), "nu"), (dict(scale=0.0), "scale"),
-    (dict(prior="cauchy"), "prior"), (dict(proposal="hmc"), "proposal"),
+    (dict(prior="cauchy"), "prior"), (dict(proposal="nuts"), "proposal"),
     (dict(prior_scale=-1.0), "prior_scale"),
 ])
 def test_bad_parameters_raise_clear_errors(params, message):

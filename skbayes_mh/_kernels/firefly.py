@@ -294,7 +294,7 @@ def firefly_loop(spec, prior, bound, proposal, inv_temperature, resample, q_db, 
     slope = borrow(owners[3])
     diffs = np.empty(n)
     candidates = np.empty(n, dtype=np.int64)
-    index_pool = np.arange(n)
+    index_pool = np.arange(n if resample == EXPLICIT else 0)  # O(N): only where it is used
     want_grad = proposal.kind == MALA
     slopes = np.empty((n if want_grad else 1, m))
 

@@ -28,7 +28,8 @@ from .confidence import confidence_decide
 from .metropolis import metropolis_decide
 from .minibatch import minibatch_barker_decide
 from .priors import log_prior_and_gradient
-from .proposals import MALA, SLICE, propose, proposal_log_ratio
+from .proposals import (HMC, MALA, SLICE, hmc_step_count, propose, proposal_log_ratio,
+                        shape_times, shape_transpose_times)
 from ._common import borrow, borrow_workspace, keep_alive
 from .rows import make_workspace, n_rows, row_loglik, row_loglik_gradient, spec_log_prior
 from .slice import register_target, slice_update
@@ -170,15 +171,69 @@ def _loglik_with_gradient(spec, theta, gradient, inv_temperature, work, buffer):
 
 
 @jit
-def mh_loop(spec, prior, proposal, test, cv, inv_temperature, theta, cache, gradient, rng,
-            out_draws, out_accepted, out_n_read, out_lp):
+def _hmc_move(spec, prior, proposal, cv, exact, inv_temperature, theta, gradient, rng,
+              momentum, vectors, theta_prop, gradient_prop, work, buffer):
+    """One Hamiltonian path from ``theta`` (``gradient``: the log target's there) to
+    ``theta_prop``, leaving the log target's gradient at its end in ``gradient_prop``: the
+    leapfrog integrator in the coordinates the proposal shape whitens (see
+    ``proposals.py``), with the full-data gradient (exact tests) or the control variates'
+    proxy.
+
+    Returns ``(status, log prior at theta', loglik at theta' (NaN unless exact),
+    log ratio |p|^2 / 2 - |p'|^2 / 2, rows read)``; a path that leaves the prior's support
+    ends with log prior ``-inf`` (rejected).
+    """
+    spec, prior, proposal, cv = rebind(spec), rebind(prior), rebind(proposal), rebind(cv)
+    d = theta.shape[0]
+    n = n_rows(spec)
+    whitened_gradient, velocity = vectors[0], vectors[1]
+    kinetic = 0.0
+    for a in range(d):
+        momentum[a] = rng.standard_normal()
+        kinetic += 0.5 * momentum[a] * momentum[a]
+        theta_prop[a] = theta[a]
+    step = proposal.scale
+    shape_transpose_times(proposal, gradient, whitened_gradient)
+    loglik = math.nan
+    n_read = 0
+    for _ in range(hmc_step_count(proposal, rng)):
+        for a in range(d):
+            momentum[a] += 0.5 * step * whitened_gradient[a]
+        shape_times(proposal, momentum, velocity)
+        for a in range(d):
+            theta_prop[a] += step * velocity[a]
+        loglik, status = _gradient_at(spec, prior, cv, theta_prop, exact, inv_temperature,
+                                      gradient_prop, work, buffer)
+        if exact:
+            n_read += n
+        if status != STATUS_OK:
+            return status, math.nan, math.nan, math.nan, n_read
+        if not math.isfinite(loglik) and exact:
+            return STATUS_OK, -math.inf, loglik, math.nan, n_read  # zero likelihood: reject
+        shape_transpose_times(proposal, gradient_prop, whitened_gradient)
+        for a in range(d):
+            momentum[a] += 0.5 * step * whitened_gradient[a]
+    kinetic_prop = 0.0
+    for a in range(d):
+        kinetic_prop += 0.5 * momentum[a] * momentum[a]
+    prior_prop, status = log_prior_total(spec, prior, theta_prop, False, buffer)
+    if not math.isfinite(kinetic_prop):
+        prior_prop = -math.inf  # a diverging path: reject
+    return status, prior_prop, loglik, kinetic - kinetic_prop, n_read
+
+
+@jit
+def mh_loop(spec, prior, proposal, test, cv, inv_temperature, theta, cache, gradient,
+            index_pool, rng, out_draws, out_accepted, out_n_read, out_lp):
     """Run ``out_draws.shape[0]`` iterations from the state ``(theta, cache, gradient)``,
     updated in place.
 
     ``cache[0]`` is the full-data log-likelihood at ``theta`` when known (NaN otherwise: it
     is then computed here if the test or update needs it), and ``gradient`` the log target's
     gradient at ``theta`` (MALA; current whenever ``cache[0]`` is known, recomputed
-    otherwise). Per iteration the outputs receive theta, whether it moved, the data rows
+    otherwise). ``index_pool`` is a permutation of ``0..N-1`` kept by the chain from call
+    to call (the subsampling tests draw their minibatches from it; empty for the exact
+    tests). Per iteration the outputs receive theta, whether it moved, the data rows
     read, and the tempered log posterior where the full-data log-likelihood is known (NaN
     where it is not, as for the subsampling tests).
 
@@ -187,6 +242,7 @@ def mh_loop(spec, prior, proposal, test, cv, inv_temperature, theta, cache, grad
     spec, prior, proposal, test, cv = (rebind(spec), rebind(prior), rebind(proposal),
                                        rebind(test), rebind(cv))
     theta, cache, gradient = rebind(theta), rebind(cache), rebind(gradient)
+    index_pool = rebind(index_pool)
     n_iter, d = out_draws.shape
     n = n_rows(spec)
     # Scratch, borrowed (see ``_common.borrow``) and kept alive to the end.
@@ -197,10 +253,9 @@ def mh_loop(spec, prior, proposal, test, cv, inv_temperature, theta, cache, grad
     theta_prop = borrow(owners[1][4])
     gradient_prop = borrow(owners[1][5])
     buffer = np.empty(d)
-    index_pool = np.arange(n)
     scratch = np.empty(n)
     exact = is_exact(test.kind) or proposal.kind == SLICE
-    want_grad = proposal.kind == MALA
+    want_grad = proposal.kind == MALA or proposal.kind == HMC
     last = borrow(owners[2])
     context = PosteriorContext(spec, prior, inv_temperature, work, last)
 
@@ -236,30 +291,44 @@ def mh_loop(spec, prior, proposal, test, cv, inv_temperature, theta, cache, grad
             # The last evaluation was at the returned theta.
             loglik_current, log_prior_current = last[0], last[1]
         else:
-            propose(proposal, theta, gradient, rng, noise, vectors, theta_prop)
-            if want_grad:
-                gradient_prop[:] = 0.0
-            prior_prop, status = log_prior_total(spec, prior, theta_prop, want_grad, gradient_prop)
-            if status != STATUS_OK:
-                return status, it
+            if proposal.kind == HMC:
+                status, prior_prop, loglik_prop, log_ratio, reads = _hmc_move(
+                    spec, prior, proposal, cv, exact, inv_temperature, theta, gradient, rng,
+                    noise, vectors, theta_prop, gradient_prop, work, buffer)
+                n_read += reads
+                if status != STATUS_OK:
+                    return status, it
+                proxy_prop = 0.0 if exact else proxy_total(cv, theta_prop, False, buffer, 0.0,
+                                                           buffer)
+            else:
+                propose(proposal, theta, gradient, rng, noise, vectors, theta_prop)
+                if want_grad:
+                    gradient_prop[:] = 0.0
+                prior_prop, status = log_prior_total(spec, prior, theta_prop, want_grad,
+                                                     gradient_prop)
+                if status != STATUS_OK:
+                    return status, it
             # A proposal outside the prior's support is rejected unread.
             if prior_prop > -math.inf:
-                loglik_prop = math.nan
-                if exact:
-                    if want_grad:
-                        loglik_prop, status = _loglik_with_gradient(
-                            spec, theta_prop, gradient_prop, inv_temperature, work, buffer)
+                if proposal.kind != HMC:
+                    loglik_prop = math.nan
+                    if exact:
+                        if want_grad:
+                            loglik_prop, status = _loglik_with_gradient(
+                                spec, theta_prop, gradient_prop, inv_temperature, work, buffer)
+                        else:
+                            loglik_prop, status = full_loglik(spec, theta_prop, False, buffer,
+                                                              work)
+                        n_read += n
+                        if status != STATUS_OK:
+                            return status, it
+                        proxy_prop = 0.0
                     else:
-                        loglik_prop, status = full_loglik(spec, theta_prop, False, buffer, work)
-                    n_read += n
-                    if status != STATUS_OK:
-                        return status, it
-                    proxy_prop = 0.0
-                else:
-                    proxy_prop = proxy_total(cv, theta_prop, want_grad, gradient_prop,
-                                             inv_temperature, buffer)
-                log_psi = prior_prop - log_prior_current + proposal_log_ratio(
-                    proposal, theta, theta_prop, gradient_prop, noise, vectors)
+                        proxy_prop = proxy_total(cv, theta_prop, want_grad, gradient_prop,
+                                                 inv_temperature, buffer)
+                    log_ratio = proposal_log_ratio(proposal, theta, theta_prop, gradient_prop,
+                                                   noise, vectors)
+                log_psi = prior_prop - log_prior_current + log_ratio
                 delta = math.nan
                 if exact:
                     delta = -math.inf if loglik_prop == -math.inf else (
@@ -304,6 +373,12 @@ def repeat_loop(spec, test, cv, theta, theta_prop, log_psi, inv_temperature, rng
     scratch = np.empty(n)
     n_accepted = 0
     n_read = 0
+    if not is_exact(test.kind):
+        # With control variates the test reads residuals: the proxies' exact change joins
+        # log_psi, as in the chain loop (0 without them).
+        buffer = np.empty(d)
+        log_psi += inv_temperature * (proxy_total(cv, theta_prop, False, buffer, 0.0, buffer)
+                                      - proxy_total(cv, theta, False, buffer, 0.0, buffer))
     for _ in range(n_trials):
         delta = math.nan
         if is_exact(test.kind):
@@ -326,27 +401,30 @@ def repeat_loop(spec, test, cv, theta, theta_prop, log_psi, inv_temperature, rng
     return n_accepted, n_read, STATUS_OK
 
 
-_CHAIN_ARGS = (PRIOR, PROPOSAL, TEST, CONTROL_VARIATES, F8, VECTOR, VECTOR, VECTOR, RNG, MATRIX,
-               FLAGS, INDEX, VECTOR)
+_CHAIN_ARGS = (PRIOR, PROPOSAL, TEST, CONTROL_VARIATES, F8, VECTOR, VECTOR, VECTOR, INDEX, RNG,
+               MATRIX, FLAGS, INDEX, VECTOR)
 _CHAIN_RESULT = types.Tuple((I8, I8))
 
 
 @entry_kernel(*[_CHAIN_RESULT(spec, *_CHAIN_ARGS) for spec in LINEAR_SPECS], select=by_data_dtype)
-def mh_linear(spec, prior, proposal, test, cv, inv_temperature, theta, cache, gradient, rng,
-              out_draws, out_accepted, out_n_read, out_lp):
+def mh_linear(spec, prior, proposal, test, cv, inv_temperature, theta, cache, gradient,
+              index_pool, rng, out_draws, out_accepted, out_n_read, out_lp):
     """:func:`mh_loop` for a linear-predictor model."""
     return mh_loop(linear_view(spec), prior_view(prior), proposal_view(proposal),
                    test_view(test), cv_view(cv), inv_temperature, borrow(theta), cache,
-                   borrow(gradient), rng, out_draws, out_accepted, out_n_read, out_lp)
+                   borrow(gradient), index_pool, rng, out_draws, out_accepted, out_n_read,
+                   out_lp)
 
 
 @entry_kernel(_CHAIN_RESULT(ROW_SPEC, *_CHAIN_ARGS))
-def mh_rows(spec, prior, proposal, test, cv, inv_temperature, theta, cache, gradient, rng,
+def mh_rows(spec, prior, proposal, test, cv, inv_temperature, theta, cache, gradient,
+              index_pool, rng,
             out_draws, out_accepted, out_n_read, out_lp):
     """:func:`mh_loop` for a user's per-row model."""
     return mh_loop(row_view(spec), prior_view(prior), proposal_view(proposal),
                    test_view(test), cv_view(cv), inv_temperature, borrow(theta), cache,
-                   borrow(gradient), rng, out_draws, out_accepted, out_n_read, out_lp)
+                   borrow(gradient), index_pool, rng, out_draws, out_accepted, out_n_read,
+                   out_lp)
 
 
 @entry_kernel(types.Tuple((I8, I8, I8))(ROW_SPEC, TEST, CONTROL_VARIATES, VECTOR, VECTOR, F8,

@@ -14,6 +14,12 @@ per-coordinate standard deviations (``proposal.diag``); ``C = L L'``.
   from its conditional given ``theta`` (the t is a scale mixture of ``N(m, tau C)``), which
   keeps the move reversible with respect to the t, and the chain geometrically ergodic for
   targets with tails heavier than a Gaussian's.
+* ``HMC``: Hamiltonian Monte Carlo with mass matrix ``C^-1`` (the leapfrog integrator
+  in ``mh.py``, where the log target's gradient is at hand): in whitened coordinates
+  ``theta = L w``, momentum ``p ~ N(0, I)``, step ``s``, and a path of ``parameter`` (its
+  length in those coordinates) times a uniform draw in ``[1/2, 1]``, so that the number
+  of steps varies independently of the state; the log ratio is the change of kinetic
+  energy ``|p|^2 / 2 - |p'|^2 / 2``.
 * ``SLICE`` (``slice.py``) is not a proposal but shares the shape: slice sampling along
   ``L e / |e|``.
 """
@@ -26,6 +32,10 @@ RANDOM_WALK = 0
 MALA = 1
 SLICE = 2
 PCN = 3
+HMC = 4
+#: The most leapfrog steps of one Hamiltonian path (a step scale tuned very small must not
+#: make an iteration unbounded).
+HMC_MAX_STEPS = 256
 
 
 @jit
@@ -86,8 +96,8 @@ def _whitened_square(proposal, theta, work):
 def _log_reference(proposal, theta, work):
     """Log density (up to a constant) of the PCN reference at ``theta``."""
     square = _whitened_square(proposal, theta, work)
-    if proposal.df > 0.0:
-        return -0.5 * (proposal.df + theta.shape[0]) * math.log1p(square / proposal.df)
+    if proposal.parameter > 0.0:
+        return -0.5 * (proposal.parameter + theta.shape[0]) * math.log1p(square / proposal.parameter)
     return -0.5 * square
 
 
@@ -104,10 +114,10 @@ def propose(proposal, theta, gradient, rng, noise, work, out):
     step = work[2]
     if proposal.kind == PCN:
         tau = 1.0
-        if proposal.df > 0.0:
+        if proposal.parameter > 0.0:
             # tau | theta ~ InvGamma((df + d) / 2, (df + |L^{-1}(theta - m)|^2) / 2).
             square = _whitened_square(proposal, theta, work)
-            tau = (proposal.df + square) / (2.0 * rng.gamma(0.5 * (proposal.df + d), 1.0))
+            tau = (proposal.parameter + square) / (2.0 * rng.gamma(0.5 * (proposal.parameter + d), 1.0))
         shape_times(proposal, noise, step)
         rho = math.sqrt(max(1.0 - s * s, 0.0))
         spread = s * math.sqrt(tau)
@@ -126,6 +136,15 @@ def propose(proposal, theta, gradient, rng, noise, work, out):
             step[a] *= s
     for a in range(d):
         out[a] = theta[a] + step[a]
+
+
+@jit
+def hmc_step_count(proposal, rng):
+    """Leapfrog steps of one Hamiltonian path: its length, jittered uniformly in
+    ``[1/2, 1]`` of ``parameter``, over the step ``s`` (at least 1, at most
+    ``HMC_MAX_STEPS``)."""
+    length = proposal.parameter * (0.5 + 0.5 * rng.random())
+    return max(1, min(HMC_MAX_STEPS, int(math.ceil(length / proposal.scale))))
 
 
 @jit

@@ -29,9 +29,10 @@ RowSpec = namedtuple("RowSpec", "data weights loglik gradient hessian log_prior"
 #: block layout (``n_outputs`` blocks of ``block`` coordinates, the intercept last in each).
 Prior = namedtuple("Prior", "kind scales locations means n_outputs block intercept")
 #: A proposal (``proposals.py``): its kind, scale and shape (a lower-triangular ``factor``,
-#: or per-coordinate ``diag`` when ``factor`` is empty), and the reference distribution's
-#: ``mean`` and ``df`` (0: Gaussian) for the autoregressive proposal.
-Proposal = namedtuple("Proposal", "kind scale factor diag mean df")
+#: or per-coordinate ``diag`` when ``factor`` is empty), the reference distribution's
+#: ``mean`` for the autoregressive proposal, and one more ``parameter``: the autoregressive
+#: reference's degrees of freedom (0: Gaussian), or Hamiltonian Monte Carlo's path length.
+Proposal = namedtuple("Proposal", "kind scale factor diag mean parameter")
 #: An acceptance test: which decision kernel, its packed parameters and, for the minibatch
 #: Barker test, the correction distribution (support and cumulative weights).
 Test = namedtuple("Test", "kind params support cdf")

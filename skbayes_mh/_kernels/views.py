@@ -32,8 +32,8 @@ def prior_view(prior):
 
 @jit(inline="always")
 def proposal_view(proposal):
-    kind, scale, factor, diag, mean, df = proposal
-    return Proposal(kind, scale, borrow(factor), borrow(diag), borrow(mean), df)
+    kind, scale, factor, diag, mean, parameter = proposal
+    return Proposal(kind, scale, borrow(factor), borrow(diag), borrow(mean), parameter)
 
 
 @jit(inline="always")

@@ -26,6 +26,9 @@ class AcceptanceTest(BaseEstimator):
 
     name = None
     exact = False
+    #: Whether the test estimates the log-likelihood ratio from a subsample (and so can
+    #: read it as residuals against control variates).
+    subsampling = False
     #: Whether the test accepts with Barker's function (its optimal acceptance rates are
     #: lower than under Metropolis').
     barker = False
@@ -43,6 +46,33 @@ class AcceptanceTest(BaseEstimator):
         the largest sample weight, and whether control variates bound the ratios' range.
         """
         return np.zeros(1)
+
+    def uses_control_variates(self, target):
+        """Whether this test reads residuals against Taylor proxies (control variates) on
+        ``target`` (a :class:`skbayes_mh.sampling.Target`).
+
+        A subsampling test's ``control_variates`` parameter decides: ``"auto"`` uses them
+        when :meth:`_control_variates_missing` finds nothing missing, True requires them
+        (a ValueError says what is missing), False never uses them. Full-data tests never
+        do.
+        """
+        setting = getattr(self, "control_variates", False) if self.subsampling else False
+        missing = self._control_variates_missing(target) if setting else None
+        if isinstance(setting, str):  # "auto"
+            return missing is None
+        if setting and missing is not None:
+            raise ValueError(f"{type(self).__name__}(control_variates=True) {missing}, or use "
+                             f"control_variates='auto' or False.")
+        return bool(setting)
+
+    def _control_variates_missing(self, target):
+        """None when ``target`` supports control variates for this test, else what is
+        missing (a sentence fragment)."""
+        if target.has_gradient and target.has_hessian:
+            return None
+        return ("reads each row's log-likelihood ratio against its second-order Taylor proxy, "
+                "which needs each row's gradient and Hessian: give sample() the 'gradient' and "
+                "'hessian' functions")
 
     def _correction_arrays(self):
         """(support, cumulative weights) of an additive correction variable, if any."""

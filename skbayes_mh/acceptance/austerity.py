@@ -3,7 +3,7 @@ import numbers
 
 import numpy as np
 from scipy import stats
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._kernels.austerity import random_walk_error
 from .._kernels.mh import AUSTERITY
@@ -36,6 +36,12 @@ class Austerity(AcceptanceTest):
         Tail probability at which a sequential stage decides, in (0, 1).
     batch_size : int, default=500
         Rows in the first minibatch and added at each stage (>= 2).
+    control_variates : "auto" or bool, default="auto"
+        Read each row's log-likelihood ratio as a residual against its second-order Taylor
+        proxy around the MAP (the proxies' full-data sum is exact and costs O(d^2)): the
+        residuals are small near the MAP, so far fewer rows decide. ``"auto"``: whenever
+        the model gives each row's gradient and Hessian (every estimator's model does;
+        :func:`skbayes_mh.sample` when given ``gradient`` and ``hessian``).
 
     References
     ----------
@@ -51,15 +57,18 @@ class Austerity(AcceptanceTest):
 
     name = "austerity"
     exact = False
+    subsampling = True
     _kernel_id = AUSTERITY
     _parameter_constraints = {
         "epsilon": [Interval(numbers.Real, 0, 1, closed="neither")],
         "batch_size": [Interval(numbers.Integral, 2, None, closed="left")],
+        "control_variates": [StrOptions({"auto"}), "boolean"],
     }
 
-    def __init__(self, epsilon=0.05, batch_size=500):
+    def __init__(self, epsilon=0.05, batch_size=500, control_variates="auto"):
         self.epsilon = epsilon
         self.batch_size = batch_size
+        self.control_variates = control_variates
 
     def _kernel_params(self, lipschitz=None, max_weight=1.0, cv_bounds_range=False):
         return np.array([float(self.batch_size), float(self.epsilon)])

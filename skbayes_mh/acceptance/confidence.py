@@ -2,7 +2,7 @@
 import numbers
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._kernels.mh import CONFIDENCE
 from ._base import AcceptanceTest
@@ -39,6 +39,15 @@ class ConfidenceSampler(AcceptanceTest):
         First batch size (>= 2).
     lipschitz : float or None, default=None
         The model's per-datum Lipschitz constant (see above); None lets an estimator fill it.
+    control_variates : "auto" or bool, default="auto"
+        Read each row's log-likelihood ratio as a residual against its second-order Taylor
+        proxy around the MAP (the proxies' full-data sum is exact and costs O(d^2)): the
+        residuals are small near the MAP, so far fewer rows decide. ``"auto"``: whenever
+        the model gives each row's gradient and Hessian and bounds the residuals' range
+        through its third derivative (logistic and Poisson regression; not a user's
+        function in :func:`skbayes_mh.sample`). The range bound is then
+        ``M3 R^3 (|theta - c|_*^3 + |theta' - c|_*^3) / 3`` in the Laplace-whitened
+        distance from the centre ``c`` (Bardenet, Doucet and Holmes 2017, Section 7).
 
     References
     ----------
@@ -56,6 +65,7 @@ class ConfidenceSampler(AcceptanceTest):
 
     name = "confidence"
     exact = False
+    subsampling = True
     _kernel_id = CONFIDENCE
     _parameter_constraints = {
         "delta": [Interval(numbers.Real, 0, 1, closed="neither")],
@@ -63,14 +73,17 @@ class ConfidenceSampler(AcceptanceTest):
         "p": [Interval(numbers.Real, 1, None, closed="neither")],
         "batch_size": [Interval(numbers.Integral, 2, None, closed="left")],
         "lipschitz": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "control_variates": [StrOptions({"auto"}), "boolean"],
     }
 
-    def __init__(self, delta=0.01, gamma=2.0, p=2.0, batch_size=100, lipschitz=None):
+    def __init__(self, delta=0.01, gamma=2.0, p=2.0, batch_size=100, lipschitz=None,
+                 control_variates="auto"):
         self.delta = delta
         self.gamma = gamma
         self.p = p
         self.batch_size = batch_size
         self.lipschitz = lipschitz
+        self.control_variates = control_variates
 
     def _kernel_params(self, lipschitz=None, max_weight=1.0, cv_bounds_range=False):
         lipschitz = self.lipschitz if self.lipschitz is not None else lipschitz
@@ -84,6 +97,16 @@ class ConfidenceSampler(AcceptanceTest):
         return np.array([float(self.batch_size), float(self.delta), float(self.gamma),
                          float(self.p), np.nan if lipschitz is None else float(lipschitz),
                          float(max_weight)])
+
+    def _control_variates_missing(self, target):
+        """Control variates also need a bound on the residuals' range: the model's
+        third-derivative bound (single-output linear models: logistic, Poisson)."""
+        missing = super()._control_variates_missing(target)
+        if missing is None and not target.bounds_residual_range:
+            missing = ("bounds the residuals' range with the model's third derivative, which "
+                       "only single-output linear models with such a bound give (logistic and "
+                       "Poisson regression)")
+        return missing
 
     def stated_error(self):
         """``delta``: the probability of a decision different from the exact test."""

@@ -2,7 +2,7 @@
 import numbers
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._kernels.mh import MINIBATCH_BARKER
 from ._base import AcceptanceTest
@@ -37,6 +37,12 @@ class MinibatchBarker(AcceptanceTest):
         When given, in (0, 1): also grow the batch until the Berry-Esseen bound
         ``(6.4 E|X|^3 + 2 E|X|) / sqrt(b)`` on the normal approximation (moments of the
         standardised ``lambda_i`` estimated on the batch) is at most ``delta``.
+    control_variates : "auto" or bool, default="auto"
+        Read each row's log-likelihood ratio as a residual against its second-order Taylor
+        proxy around the MAP (the proxies' full-data sum is exact and costs O(d^2)): the
+        residuals are small near the MAP, so far fewer rows decide. ``"auto"``: whenever
+        the model gives each row's gradient and Hessian (every estimator's model does;
+        :func:`skbayes_mh.sample` when given ``gradient`` and ``hessian``).
 
     References
     ----------
@@ -52,18 +58,21 @@ class MinibatchBarker(AcceptanceTest):
 
     name = "minibatch"
     exact = False
+    subsampling = True
     barker = True
     _kernel_id = MINIBATCH_BARKER
     _parameter_constraints = {
         "batch_size": [Interval(numbers.Integral, 2, None, closed="left")],
         "sigma": [Interval(numbers.Real, SIGMA_RANGE[0], SIGMA_RANGE[1], closed="both")],
         "delta": [Interval(numbers.Real, 0, 1, closed="neither"), None],
+        "control_variates": [StrOptions({"auto"}), "boolean"],
     }
 
-    def __init__(self, batch_size=100, sigma=1.0, delta=None):
+    def __init__(self, batch_size=100, sigma=1.0, delta=None, control_variates="auto"):
         self.batch_size = batch_size
         self.sigma = sigma
         self.delta = delta
+        self.control_variates = control_variates
 
     def _kernel_params(self, lipschitz=None, max_weight=1.0, cv_bounds_range=False):
         delta = np.nan if self.delta is None else float(self.delta)

@@ -3,23 +3,37 @@ validate -> data (read where they are) -> model and prior -> MAP and Laplace -> 
 acceptance test and proposal -> seed the chains -> run them in parallel -> split the draws.
 Each estimator file keeps its own parameters, documentation, model and predictions."""
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import Bunch
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .. import diagnostics
 from .._validation import read_only
-from ..acceptance import ACCEPTANCE_TESTS, AcceptanceTest
+from ..acceptance import ACCEPTANCE_TESTS, AcceptanceTest, resolve_acceptance
 from ..models import LinearData
 from ..models._prior import BuiltinPrior
-from ..models._optimize import FULL_COVARIANCE_MAX_DIM
 from ..proposals import PROPOSALS, Proposal, resolve_proposal
-from ..sampling import (FireflySampler, MetropolisHastings, Progress, QdbTuner, ScaleTuner, Shape,
-                        ShapeTuner, Target, chain_seeds, run_chain, run_in_parallel)
+from ..sampling import (AutoThin, FireflySampler, MetropolisHastings, Progress, QdbTuner, ScaleTuner, Shape,
+                        ShapeTuner, Target, chain_seeds, control_variates, run_chain,
+                        run_in_parallel)
 
 #: Test rows per block when averaging predictions over draws (bounds memory at rows x draws).
 PREDICT_BLOCK = 1024
+#: ``acceptance="auto"``: the exact Metropolis test on all rows up to this many rows, the
+#: minibatch test with control variates above (docs/choosing.md has the measurements).
+AUTO_EXACT_MAX_ROWS = 5000
+#: ``thin="auto"``: at most this many iterations per kept draw for the tests that read a
+#: minibatch per iteration (and Firefly); the full-data tests keep every iteration.
+AUTO_MAX_THIN = 10
+#: A fit warns when some parameter's rank-normalised split R-hat exceeds this ...
+MAX_RHAT = 1.01
+#: ... or its bulk effective sample size is below this many per chain (Vehtari et al. 2021).
+MIN_ESS_PER_CHAIN = 100
 
 
 class LinearMHEstimator(BaseEstimator):
@@ -30,14 +44,16 @@ class LinearMHEstimator(BaseEstimator):
     """
 
     _parameter_constraints = {
-        "acceptance": [StrOptions(set(ACCEPTANCE_TESTS)), AcceptanceTest],
+        "acceptance": [StrOptions({"auto"} | set(ACCEPTANCE_TESTS)), AcceptanceTest],
         "proposal": [StrOptions({"auto"} | set(PROPOSALS)), Proposal],
         "step_size": [StrOptions({"auto"}), Interval(numbers.Real, 0, None, closed="neither")],
+        "prior_scale": [Interval(numbers.Real, 0, None, closed="neither")],
         "fit_intercept": ["boolean"],
+        "intercept_prior_scale": [Interval(numbers.Real, 0, None, closed="neither")],
         "temperature": [Interval(numbers.Real, 0, None, closed="neither")],
         "n_samples": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_burnin": [Interval(numbers.Integral, 0, None, closed="left")],
-        "thin": [Interval(numbers.Integral, 1, None, closed="left")],
+        "thin": [StrOptions({"auto"}), Interval(numbers.Integral, 1, None, closed="left")],
         "n_chains": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_jobs": [numbers.Integral, None],
         "random_state": ["random_state"],
@@ -57,10 +73,32 @@ class LinearMHEstimator(BaseEstimator):
             if name not in ("self", "__class__"):
                 setattr(self, name, value)
 
-    def _default_proposal(self, acceptance):
-        """``proposal="auto"``: a random walk for the Metropolis-Hastings tests, the
-        estimator's choice for Firefly."""
-        return self._firefly_proposal if acceptance.name == "firefly" else "random_walk"
+    def _acceptance(self, n_rows):
+        """The acceptance test object: ``"auto"`` resolved from the number of rows (see
+        :data:`AUTO_EXACT_MAX_ROWS`), a name or an object resolved and cloned."""
+        if isinstance(self.acceptance, str) and self.acceptance == "auto":
+            return resolve_acceptance("metropolis" if n_rows <= AUTO_EXACT_MAX_ROWS
+                                      else "minibatch")
+        return resolve_acceptance(self.acceptance)
+
+    def _proposal(self, acceptance, uses_control_variates):
+        """``proposal="auto"``: Hamiltonian paths where a gradient is at hand (every row's for
+        the exact tests, the control variates' proxy for the subsampling tests), the
+        estimator's choice for Firefly, the random walk otherwise."""
+        if not (isinstance(self.proposal, str) and self.proposal == "auto"):
+            return resolve_proposal(self.proposal)
+        if acceptance.name == "firefly":
+            return resolve_proposal(self._firefly_proposal)
+        if not acceptance.subsampling or uses_control_variates:
+            return resolve_proposal("hmc")
+        return resolve_proposal("random_walk")
+
+    def _thin(self, acceptance):
+        """``thin`` as :func:`~skbayes_mh.sampling.run_chain` takes it."""
+        if not isinstance(self.thin, str):
+            return int(self.thin)
+        cheap = acceptance.subsampling or acceptance.name == "firefly"
+        return AutoThin(AUTO_MAX_THIN if cheap else 1)
 
     def _prior(self, kind, data, n_outputs, prior_scale, intercept_scale, locations=None,
                extra_scales=()):
@@ -88,33 +126,38 @@ class LinearMHEstimator(BaseEstimator):
         draws : ndarray of shape (n_chains, n_samples, d)
         stats : dict of ndarray of shape (n_chains, n_samples)
         """
-        inv_temperature = 1.0 / float(self.temperature)
-        d = model.n_params(data)
-        full = d <= FULL_COVARIANCE_MAX_DIM
-        theta_map, covariance, n_passes = model.laplace(data, prior, inv_temperature, full)
-        row_norm = _max_row_norm(data)
-        target = Target("linear", model.spec(data), prior, inv_temperature, data.n_rows, d,
-                        model, data, theta_map, covariance, lipschitz=model.lipschitz(row_norm),
-                        n_passes=n_passes)
+        target = Target.linear(model, data, prior, 1.0 / float(self.temperature),
+                               lipschitz=acceptance.name == "confidence")
+        theta_map, covariance, full = target.mean, target.covariance, target.full_covariance
+        d = target.n_params
         if "lipschitz" in acceptance.get_params() and acceptance.lipschitz is None:
             acceptance.set_params(lipschitz=target.lipschitz)  # the model's, shown in acceptance_
-        proposal = resolve_proposal(self._default_proposal(acceptance)
-                                    if isinstance(self.proposal, str) and self.proposal == "auto"
-                                    else self.proposal)
+        self.control_variates_ = acceptance.uses_control_variates(target)
+        proposal = self._proposal(acceptance, self.control_variates_)
         self.acceptance_, self.proposal_ = acceptance, proposal
-        bound = None
+        bound = cv = None
         if acceptance.name == "firefly":
-            bound = model.firefly_bound(data, theta_map, acceptance.bound, inv_temperature)
+            bound = model.firefly_bound(data, theta_map, acceptance.bound,
+                                      target.inv_temperature)
+        if self.control_variates_:
+            # Taylor proxies at the MAP; the confidence sampler also bounds the residuals'
+            # range in the Laplace-whitened distance from it.
+            cv, _ = control_variates(
+                target, whitening_covariance=covariance if acceptance.name == "confidence"
+                else None)
         seeds = chain_seeds(self.random_state, self.n_chains)
         start_sd = np.sqrt(np.diag(covariance) if covariance.ndim == 2 else covariance)
-        progress = Progress(self.n_chains * (self.n_burnin + self.n_samples * self.thin),
+        thin = self._thin(acceptance)
+        # With thin="auto" the bar counts one iteration per draw (thin is chosen later).
+        progress = Progress(self.n_chains * (self.n_burnin + self.n_samples
+                                             * (thin if isinstance(thin, int) else 1)),
                             self.verbose, type(self).__name__)
         arguments = []
         for seed in seeds:
-            sampler, tuners = self._sampler(target, acceptance, proposal, bound, full)
+            sampler, tuners = self._sampler(target, acceptance, proposal, bound, cv, full)
             # Each chain starts one Laplace sd from the MAP, jittered from its own seed.
             start = theta_map + start_sd * np.random.default_rng([int(seed), 1]).standard_normal(d)
-            arguments.append((sampler, start, seed, self.n_burnin, self.n_samples, self.thin,
+            arguments.append((sampler, start, seed, self.n_burnin, self.n_samples, thin,
                               tuners, progress if self.verbose > 0 else None))
         try:
             chains = run_in_parallel(run_chain, arguments, self.n_jobs)
@@ -122,12 +165,53 @@ class LinearMHEstimator(BaseEstimator):
             progress.close()
         draws = np.stack([c.draws for c in chains])
         stats = {name: np.stack([c.stats[name] for c in chains]) for name in chains[0].stats}
-        self.n_iter_ = self.n_burnin + self.n_samples * self.thin
+        self.thin_ = np.array([c.thin for c in chains])
+        self.n_iter_ = self.n_burnin + self.n_samples * self.thin_
         self.acceptance_rate_ = float(stats["acceptance_rate"].mean())
         self.step_size_ = np.stack([c.sampler.scale * c.sampler.shape.scales() for c in chains])
         return draws, stats
 
-    def _sampler(self, target, acceptance, proposal, bound, full):
+    def _diagnose(self):
+        """Store ``diagnostics_`` (R-hat, bulk and tail ESS of every sampled quantity) and
+        warn with a :class:`~sklearn.exceptions.ConvergenceWarning` naming the worst
+        parameter when the chains do not meet :data:`MAX_RHAT` and
+        :data:`MIN_ESS_PER_CHAIN`."""
+        posterior = self.posterior_
+        found = {"r_hat": {}, "ess_bulk": {}, "ess_tail": {}}
+        for name, draws in posterior.draws.items():
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore", RuntimeWarning)
+                found["r_hat"][name] = diagnostics.rhat(draws)
+                found["ess_bulk"][name] = diagnostics.ess_bulk(draws)
+                found["ess_tail"][name] = diagnostics.ess_tail(draws)
+        self.diagnostics_ = Bunch(**{key: Bunch(**value) for key, value in found.items()})
+
+        def worst(statistic, largest):
+            # NaN (a constant quantity, e.g. the intercept without one) is never the worst.
+            neutral = -np.inf if largest else np.inf
+            candidates = []
+            for name, values in found[statistic].items():
+                values = np.nan_to_num(np.asarray(values, dtype=float), nan=neutral)
+                if values.size:
+                    index = np.unravel_index(np.argmax(values) if largest else np.argmin(values),
+                                             values.shape)
+                    label = name + (f"[{', '.join(map(str, index))}]" if index else "")
+                    candidates.append((float(values[index]), label))
+            return (max if largest else min)(candidates, default=(neutral, ""))
+
+        rhat, rhat_name = worst("r_hat", largest=True)
+        ess, ess_name = worst("ess_bulk", largest=False)
+        wanted_ess = MIN_ESS_PER_CHAIN * posterior.n_chains
+        if rhat > MAX_RHAT or ess < wanted_ess:
+            warnings.warn(
+                f"{type(self).__name__}: the chains may not have converged: largest R-hat "
+                f"{rhat:.3g} ({rhat_name}), smallest bulk ESS {ess:.0f} ({ess_name}) of "
+                f"{posterior.n_chains * posterior.n_draws} draws; wanted R-hat <= {MAX_RHAT} "
+                f"and bulk ESS >= {wanted_ess} ({MIN_ESS_PER_CHAIN} per chain). Run longer "
+                f"chains (n_samples, n_burnin, thin) or another proposal; per-parameter "
+                f"values are in diagnostics_.", ConvergenceWarning, stacklevel=3)
+
+    def _sampler(self, target, acceptance, proposal, bound, cv, full):
         """One chain's sampler and its warm-up tuners."""
         d = target.n_params
         auto = isinstance(self.step_size, str)
@@ -142,9 +226,9 @@ class LinearMHEstimator(BaseEstimator):
             if acceptance.q_db is None:
                 tuners.append(QdbTuner())
             return sampler, tuners
-        sampler = MetropolisHastings(target, acceptance, proposal, shape, scale)
-        if auto and proposal.name == "random_walk":
-            tuners.append(ShapeTuner(target.covariance, full))
+        sampler = MetropolisHastings(target, acceptance, proposal, shape, scale, cv)
+        if auto and proposal.name != "slice":
+            tuners.append(ShapeTuner(target.covariance, full, target.mean))
         return sampler, tuners
 
     def _predictive(self, X, transform, variance=False):
@@ -182,13 +266,4 @@ class LinearMHEstimator(BaseEstimator):
         intercept = (linear[..., n_features] if self.fit_intercept
                      else np.zeros(linear.shape[:-1]))
         return coef, intercept, draws[..., n_outputs * width:]
-
-
-def _max_row_norm(data):
-    """``max_i |[x_i, 1]|`` (the 1 with an intercept), in one pass."""
-    largest = 0.0
-    for start, stop in data.chunks():
-        X = np.asarray(data.X[start:stop], dtype=np.float64)
-        largest = max(largest, float(np.max(np.einsum("ij,ij->i", X, X))))
-    return float(np.sqrt(largest + int(data.intercept)))
 

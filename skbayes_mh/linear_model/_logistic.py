@@ -1,15 +1,12 @@
 """Bayesian binary logistic regression sampled with pluggable acceptance tests."""
-import numbers
 
 import numpy as np
 from scipy.special import expit, logit
 from sklearn.base import ClassifierMixin
 from sklearn.utils import Bunch
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..acceptance import resolve_acceptance
 from ..models import LogisticModel
 from ..models._prior import GAUSSIAN
 from ..posterior import Posterior
@@ -27,14 +24,18 @@ class MinibatchMHLogisticRegression(ClassifierMixin, LinearMHEstimator):
 
     Parameters
     ----------
-    acceptance : str or AcceptanceTest, default="minibatch"
-        ``"metropolis"``, ``"barker"``, ``"minibatch"``, ``"austerity"``, ``"confidence"``,
-        ``"firefly"`` (exact, with Jaakkola-Jordan bounds) or an object from
-        :mod:`skbayes_mh.acceptance` (cloned in ``fit``).
+    acceptance : str or AcceptanceTest, default="auto"
+        ``"auto"``: the exact ``"metropolis"`` test on all rows when the data have at most
+        5,000 rows, the minibatch Barker test with control variates (``"minibatch"``) above
+        (the choice is kept in ``acceptance_``; docs/choosing.md has the measurements).
+        Or ``"barker"``, ``"minibatch"``, ``"austerity"``, ``"confidence"``, ``"firefly"``
+        (exact, with Jaakkola-Jordan bounds) or an object from :mod:`skbayes_mh.acceptance`
+        (cloned in ``fit``).
     proposal : str or Proposal, default="auto"
-        ``"random_walk"``, ``"mala"``, ``"pcn"``, ``"slice"`` (exact tests and Firefly) or an
-        object from :mod:`skbayes_mh.proposals`. ``"auto"``: MALA for Firefly, the random
-        walk otherwise.
+        ``"random_walk"``, ``"mala"``, ``"hmc"``, ``"pcn"``, ``"slice"`` or an object from
+        :mod:`skbayes_mh.proposals`. ``"auto"``: Hamiltonian paths (``"hmc"``) with the
+        exact tests and with control variates, MALA for Firefly, the random walk
+        otherwise (kept in ``proposal_``).
     step_size : "auto" or float, default="auto"
         ``"auto"``: the proposal is shaped by the Laplace covariance and, during burn-in, the
         random walk's shape is refined from the burn-in draws (full covariance up to 400
@@ -52,8 +53,10 @@ class MinibatchMHLogisticRegression(ClassifierMixin, LinearMHEstimator):
         Draws kept per chain.
     n_burnin : int, default=1000
         Iterations per chain before the first kept draw (adaptation happens here).
-    thin : int, default=1
-        Keep every ``thin``-th iteration.
+    thin : "auto" or int, default="auto"
+        Iterations per kept draw. ``"auto"``: 1 for the full-data tests; for the
+        subsampling tests and Firefly, whose iterations are cheap, each chain's
+        autocorrelation time measured at the end of burn-in, at most 10 (kept in ``thin_``).
     n_chains : int, default=4
     n_jobs : int or None, default=None
         Chains run in parallel threads (joblib); results do not depend on it.
@@ -78,13 +81,24 @@ class MinibatchMHLogisticRegression(ClassifierMixin, LinearMHEstimator):
         (with Firefly: ``lp`` is the log pseudo-posterior, ``n_data_read`` the likelihood
         queries, and ``n_bright`` the bright points).
     acceptance_ : AcceptanceTest
-        The test used.
+        The test used (``acceptance="auto"`` resolved).
+    proposal_ : Proposal
+        The proposal used (``proposal="auto"`` resolved).
+    control_variates_ : bool
+        Whether the subsampling test read Taylor-proxy residuals (control variates).
     acceptance_rate_ : float
         Fraction of kept iterations that accepted.
     step_size_ : ndarray of shape (n_chains, n_params)
         Each chain's final per-coordinate proposal standard deviation.
-    n_iter_ : int
+    thin_ : ndarray of shape (n_chains,)
+        Each chain's iterations per kept draw.
+    n_iter_ : ndarray of shape (n_chains,)
         Iterations per chain, burn-in included.
+    diagnostics_ : Bunch
+        ``r_hat``, ``ess_bulk``, ``ess_tail``: for each posterior variable, its rank-normalised
+        split R-hat and bulk and tail effective sample sizes (arviz-stats). ``fit`` warns
+        with a ``ConvergenceWarning`` naming the worst parameter when an R-hat exceeds 1.01
+        or a bulk ESS is below 100 per chain.
 
     References
     ----------
@@ -104,15 +118,9 @@ class MinibatchMHLogisticRegression(ClassifierMixin, LinearMHEstimator):
     ((2, 2), (2, 200, 4))
     """
 
-    _parameter_constraints = {
-        **LinearMHEstimator._parameter_constraints,
-        "prior_scale": [Interval(numbers.Real, 0, None, closed="neither")],
-        "intercept_prior_scale": [Interval(numbers.Real, 0, None, closed="neither")],
-    }
-
-    def __init__(self, *, acceptance="minibatch", proposal="auto", step_size="auto",
+    def __init__(self, *, acceptance="auto", proposal="auto", step_size="auto",
                  prior_scale=1.0, fit_intercept=True, intercept_prior_scale=10.0,
-                 temperature=1.0, n_samples=1000, n_burnin=1000, thin=1, n_chains=4,
+                 temperature=1.0, n_samples=1000, n_burnin=1000, thin="auto", n_chains=4,
                  n_jobs=None, random_state=None, verbose=0):
         self._store_parameters(locals())
 
@@ -144,10 +152,11 @@ class MinibatchMHLogisticRegression(ClassifierMixin, LinearMHEstimator):
         data = self._linear_data(X, y_encoded)
         prior = self._prior(GAUSSIAN, data, 1, self.prior_scale, self.intercept_prior_scale)
         draws, stats = self._sample_posterior(data, LogisticModel(), prior,
-                                              resolve_acceptance(self.acceptance))
+                                              self._acceptance(X.shape[0]))
         coef, intercept, _ = self._split(draws, 1, X.shape[1])
         self.posterior_ = Posterior({"coef": coef[..., 0, :], "intercept": intercept[..., 0]},
                                     stats)
+        self._diagnose()
         self.coef_ = coef[..., 0, :].mean(axis=(0, 1))[None, :]
         self.intercept_ = np.array([intercept.mean()])
         return self

@@ -1,13 +1,11 @@
 """Bayesian Poisson regression for counts (log link), sampled with pluggable acceptance
 tests."""
-import numbers
 
 import numpy as np
 from sklearn.base import RegressorMixin
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import validate_data
 
-from ..acceptance import resolve_acceptance
 from ..models import PoissonModel
 from ..models._prior import GAUSSIAN, LAPLACE
 from ..posterior import Posterior
@@ -28,12 +26,18 @@ class MinibatchMHPoissonRegression(RegressorMixin, LinearMHEstimator):
 
     Parameters
     ----------
-    acceptance : str or AcceptanceTest, default="minibatch"
-        ``"metropolis"``, ``"barker"``, ``"minibatch"``, ``"austerity"``, ``"confidence"``
-        (with control variates only: the log-likelihood has no global Lipschitz constant)
-        or an object from :mod:`skbayes_mh.acceptance`.
+    acceptance : str or AcceptanceTest, default="auto"
+        ``"auto"``: the exact ``"metropolis"`` test on all rows when the data have at most
+        5,000 rows, the minibatch Barker test with control variates (``"minibatch"``) above
+        (the choice is kept in ``acceptance_``; docs/choosing.md has the measurements).
+        Or ``"barker"``, ``"austerity"``, ``"confidence"`` (with control variates only: the
+        log-likelihood has no global Lipschitz constant) or an object from
+        :mod:`skbayes_mh.acceptance`; not ``"firefly"``.
     proposal : str or Proposal, default="auto"
-        ``"auto"`` is the random walk; see :mod:`skbayes_mh.proposals`.
+        ``"random_walk"``, ``"mala"``, ``"hmc"``, ``"pcn"``, ``"slice"`` or an object from
+        :mod:`skbayes_mh.proposals`. ``"auto"``: Hamiltonian paths (``"hmc"``) with the
+        exact tests and with control variates, the random walk
+        otherwise (kept in ``proposal_``).
     step_size : "auto" or float, default="auto"
         ``"auto"``: shaped by the Laplace covariance, refined and scaled in burn-in. A float:
         an isotropic proposal scale.
@@ -45,7 +49,10 @@ class MinibatchMHPoissonRegression(RegressorMixin, LinearMHEstimator):
     n_samples : int, default=1000
         Draws kept per chain.
     n_burnin : int, default=1000
-    thin : int, default=1
+    thin : "auto" or int, default="auto"
+        Iterations per kept draw. ``"auto"``: 1 for the full-data tests; for the
+        subsampling tests and Firefly, whose iterations are cheap, each chain's
+        autocorrelation time measured at the end of burn-in, at most 10 (kept in ``thin_``).
     n_chains : int, default=4
     n_jobs : int or None, default=None
     random_state : int, RandomState instance or None, default=None
@@ -62,10 +69,24 @@ class MinibatchMHPoissonRegression(RegressorMixin, LinearMHEstimator):
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
     acceptance_ : AcceptanceTest
+        The test used (``acceptance="auto"`` resolved).
     proposal_ : Proposal
+        The proposal used (``proposal="auto"`` resolved).
+    control_variates_ : bool
+        Whether the subsampling test read Taylor-proxy residuals (control variates).
     acceptance_rate_ : float
+        Fraction of kept iterations that accepted.
     step_size_ : ndarray of shape (n_chains, n_params)
-    n_iter_ : int
+        Each chain's final per-coordinate proposal standard deviation.
+    thin_ : ndarray of shape (n_chains,)
+        Each chain's iterations per kept draw.
+    n_iter_ : ndarray of shape (n_chains,)
+        Iterations per chain, burn-in included.
+    diagnostics_ : Bunch
+        ``r_hat``, ``ess_bulk``, ``ess_tail``: for each posterior variable, its rank-normalised
+        split R-hat and bulk and tail effective sample sizes (arviz-stats). ``fit`` warns
+        with a ``ConvergenceWarning`` naming the worst parameter when an R-hat exceeds 1.01
+        or a bulk ESS is below 100 per chain.
 
     See Also
     --------
@@ -89,14 +110,12 @@ class MinibatchMHPoissonRegression(RegressorMixin, LinearMHEstimator):
     _parameter_constraints = {
         **LinearMHEstimator._parameter_constraints,
         "prior": [StrOptions(set(_PRIORS))],
-        "prior_scale": [Interval(numbers.Real, 0, None, closed="neither")],
-        "intercept_prior_scale": [Interval(numbers.Real, 0, None, closed="neither")],
     }
 
-    def __init__(self, *, acceptance="minibatch", proposal="auto", step_size="auto",
+    def __init__(self, *, acceptance="auto", proposal="auto", step_size="auto",
                  prior="gaussian", prior_scale=1.0, fit_intercept=True,
                  intercept_prior_scale=10.0, temperature=1.0, n_samples=1000, n_burnin=1000,
-                 thin=1, n_chains=4, n_jobs=None, random_state=None, verbose=0):
+                 thin="auto", n_chains=4, n_jobs=None, random_state=None, verbose=0):
         self._store_parameters(locals())
 
     def fit(self, X, y):
@@ -121,10 +140,11 @@ class MinibatchMHPoissonRegression(RegressorMixin, LinearMHEstimator):
         prior = self._prior(_PRIORS[self.prior], data, 1, self.prior_scale,
                             self.intercept_prior_scale)
         draws, stats = self._sample_posterior(data, PoissonModel(), prior,
-                                              resolve_acceptance(self.acceptance))
+                                              self._acceptance(X.shape[0]))
         coef, intercept, _ = self._split(draws, 1, X.shape[1])
         coef, intercept = coef[..., 0, :], intercept[..., 0]
         self.posterior_ = Posterior({"coef": coef, "intercept": intercept}, stats)
+        self._diagnose()
         self.coef_ = coef.mean(axis=(0, 1))
         self.intercept_ = float(intercept.mean())
         return self

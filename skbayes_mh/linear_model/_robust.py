@@ -7,7 +7,6 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..acceptance import resolve_acceptance
 from ..models import StudentTModel
 from ..models._prior import GAUSSIAN, LAPLACE, LOG_SCALE
 from ..posterior import Posterior
@@ -42,19 +41,27 @@ class RobustTRegression(RegressorMixin, LinearMHEstimator):
     intercept_prior_scale : float or None, default=None
         Scale of the intercept's prior around ``mean(y)``. ``None``: ``10 * std(y)``.
     fit_intercept : bool, default=True
-    acceptance : str or AcceptanceTest, default="firefly"
-        ``"firefly"``, or a :class:`~skbayes_mh.acceptance.Firefly` object, or any other
-        test: ``"metropolis"``, ``"barker"``, ``"minibatch"``, ``"austerity"``,
-        ``"confidence"`` (the last needs a fixed ``scale``: with a sampled scale the
-        log-likelihood has no Lipschitz constant, unless given to the test).
+    acceptance : str or AcceptanceTest, default="auto"
+        ``"auto"``: the exact ``"metropolis"`` test on all rows when the data have at most
+        5,000 rows, the minibatch Barker test with control variates (``"minibatch"``) above
+        (the choice is kept in ``acceptance_``; docs/choosing.md has the measurements).
+        Or ``"firefly"`` (or a :class:`~skbayes_mh.acceptance.Firefly` object),
+        ``"barker"``, ``"austerity"``, ``"confidence"`` (the last needs a fixed ``scale``:
+        with a sampled scale the log-likelihood has no Lipschitz constant, unless given to
+        the test).
     proposal : str or Proposal, default="auto"
-        ``"auto"``: slice sampling for Firefly, the random walk otherwise; see
-        :mod:`skbayes_mh.proposals`.
+        ``"random_walk"``, ``"mala"``, ``"hmc"``, ``"pcn"``, ``"slice"`` or an object from
+        :mod:`skbayes_mh.proposals`. ``"auto"``: Hamiltonian paths (``"hmc"``) with the
+        exact tests and with control variates, slice sampling for Firefly, the random walk
+        otherwise (kept in ``proposal_``).
     step_size : "auto" or float, default="auto"
     temperature : float, default=1.0
     n_samples : int, default=1000
     n_burnin : int, default=1000
-    thin : int, default=1
+    thin : "auto" or int, default="auto"
+        Iterations per kept draw. ``"auto"``: 1 for the full-data tests; for the
+        subsampling tests and Firefly, whose iterations are cheap, each chain's
+        autocorrelation time measured at the end of burn-in, at most 10 (kept in ``thin_``).
     n_chains : int, default=4
     n_jobs : int or None, default=None
     random_state : int, RandomState instance or None, default=None
@@ -74,9 +81,24 @@ class RobustTRegression(RegressorMixin, LinearMHEstimator):
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
     acceptance_ : AcceptanceTest
+        The test used (``acceptance="auto"`` resolved).
+    proposal_ : Proposal
+        The proposal used (``proposal="auto"`` resolved).
+    control_variates_ : bool
+        Whether the subsampling test read Taylor-proxy residuals (control variates).
     acceptance_rate_ : float
+        Fraction of kept iterations that accepted.
     step_size_ : ndarray of shape (n_chains, n_params)
-    n_iter_ : int
+        Each chain's final per-coordinate proposal standard deviation.
+    thin_ : ndarray of shape (n_chains,)
+        Each chain's iterations per kept draw.
+    n_iter_ : ndarray of shape (n_chains,)
+        Iterations per chain, burn-in included.
+    diagnostics_ : Bunch
+        ``r_hat``, ``ess_bulk``, ``ess_tail``: for each posterior variable, its rank-normalised
+        split R-hat and bulk and tail effective sample sizes (arviz-stats). ``fit`` warns
+        with a ``ConvergenceWarning`` naming the worst parameter when an R-hat exceeds 1.01
+        or a bulk ESS is below 100 per chain.
 
     References
     ----------
@@ -101,15 +123,15 @@ class RobustTRegression(RegressorMixin, LinearMHEstimator):
         "nu": [Interval(numbers.Real, 0, None, closed="neither")],
         "scale": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "prior": [StrOptions(set(_PRIORS))],
-        "prior_scale": [Interval(numbers.Real, 0, None, closed="neither")],
+        # None: a scale derived from y's spread.
         "intercept_prior_scale": [Interval(numbers.Real, 0, None, closed="neither"), None],
     }
     _firefly_proposal = "slice"
 
     def __init__(self, *, nu=4.0, scale=None, prior="laplace", prior_scale=1.0,
-                 intercept_prior_scale=None, fit_intercept=True, acceptance="firefly",
+                 intercept_prior_scale=None, fit_intercept=True, acceptance="auto",
                  proposal="auto", step_size="auto", temperature=1.0, n_samples=1000,
-                 n_burnin=1000, thin=1, n_chains=4, n_jobs=None, random_state=None,
+                 n_burnin=1000, thin="auto", n_chains=4, n_jobs=None, random_state=None,
                  verbose=0):
         self._store_parameters(locals())
 
@@ -148,13 +170,14 @@ class RobustTRegression(RegressorMixin, LinearMHEstimator):
         prior = self._prior(kind, data, 1, self.prior_scale, intercept_scale, locations,
                             [spread] if self.scale is None else [])
         draws, stats = self._sample_posterior(data, model, prior,
-                                              resolve_acceptance(self.acceptance))
+                                              self._acceptance(X.shape[0]))
         coef, intercept, extra = self._split(draws, 1, n_features)
         coef, intercept = coef[..., 0, :], intercept[..., 0]
         scale = (np.exp(extra[..., 0]) if self.scale is None
                  else np.full(draws.shape[:2], float(self.scale)))
         self.posterior_ = Posterior({"coef": coef, "intercept": intercept, "scale": scale},
                                     stats)
+        self._diagnose()
         self.coef_ = coef.mean(axis=(0, 1))
         self.intercept_ = float(intercept.mean())
         self.scale_ = float(scale.mean())

@@ -1,14 +1,11 @@
 """Bayesian multiclass softmax regression, sampled exactly by Firefly Monte Carlo by default."""
-import numbers
 
 import numpy as np
 from scipy.special import softmax
 from sklearn.base import ClassifierMixin
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from ..acceptance import resolve_acceptance
 from ..models import SoftmaxModel
 from ..models._prior import GAUSSIAN
 from ..posterior import Posterior
@@ -29,13 +26,17 @@ class FireflySoftmaxClassifier(ClassifierMixin, LinearMHEstimator):
 
     Parameters
     ----------
-    acceptance : str or AcceptanceTest, default="firefly"
-        ``"firefly"`` (or a :class:`~skbayes_mh.acceptance.Firefly` object: bound, brightness
-        resampling, softmax bound), or any other test: ``"metropolis"``, ``"barker"``,
-        ``"minibatch"``, ...
+    acceptance : str or AcceptanceTest, default="auto"
+        ``"auto"``: the exact ``"metropolis"`` test on all rows when the data have at most
+        5,000 rows, the minibatch Barker test with control variates (``"minibatch"``) above
+        (the choice is kept in ``acceptance_``; docs/choosing.md has the measurements).
+        Or ``"firefly"`` (or a :class:`~skbayes_mh.acceptance.Firefly` object: bound,
+        brightness resampling, softmax bound), ``"barker"``, ``"austerity"``, ...
     proposal : str or Proposal, default="auto"
-        ``"auto"``: MALA for Firefly, the random walk otherwise; see
-        :mod:`skbayes_mh.proposals`.
+        ``"random_walk"``, ``"mala"``, ``"hmc"``, ``"pcn"``, ``"slice"`` or an object from
+        :mod:`skbayes_mh.proposals`. ``"auto"``: Hamiltonian paths (``"hmc"``) with the
+        exact tests and with control variates, MALA for Firefly, the random walk
+        otherwise (kept in ``proposal_``).
     step_size : "auto" or float, default="auto"
         ``"auto"``: shaped by the Laplace covariance, scaled in burn-in toward the proposal's
         optimal acceptance rate. A float: an isotropic proposal scale.
@@ -45,7 +46,10 @@ class FireflySoftmaxClassifier(ClassifierMixin, LinearMHEstimator):
     temperature : float, default=1.0
     n_samples : int, default=1000
     n_burnin : int, default=1000
-    thin : int, default=1
+    thin : "auto" or int, default="auto"
+        Iterations per kept draw. ``"auto"``: 1 for the full-data tests; for the
+        subsampling tests and Firefly, whose iterations are cheap, each chain's
+        autocorrelation time measured at the end of burn-in, at most 10 (kept in ``thin_``).
     n_chains : int, default=4
     n_jobs : int or None, default=None
     random_state : int, RandomState instance or None, default=None
@@ -64,9 +68,24 @@ class FireflySoftmaxClassifier(ClassifierMixin, LinearMHEstimator):
         n_samples, n_classes), per-draw ``lp``, ``acceptance_rate``, ``n_data_read``
         (likelihood queries with Firefly), ``seconds`` and, with Firefly, ``n_bright``.
     acceptance_ : AcceptanceTest
+        The test used (``acceptance="auto"`` resolved).
+    proposal_ : Proposal
+        The proposal used (``proposal="auto"`` resolved).
+    control_variates_ : bool
+        Whether the subsampling test read Taylor-proxy residuals (control variates).
     acceptance_rate_ : float
+        Fraction of kept iterations that accepted.
     step_size_ : ndarray of shape (n_chains, n_params)
-    n_iter_ : int
+        Each chain's final per-coordinate proposal standard deviation.
+    thin_ : ndarray of shape (n_chains,)
+        Each chain's iterations per kept draw.
+    n_iter_ : ndarray of shape (n_chains,)
+        Iterations per chain, burn-in included.
+    diagnostics_ : Bunch
+        ``r_hat``, ``ess_bulk``, ``ess_tail``: for each posterior variable, its rank-normalised
+        split R-hat and bulk and tail effective sample sizes (arviz-stats). ``fit`` warns
+        with a ``ConvergenceWarning`` naming the worst parameter when an R-hat exceeds 1.01
+        or a bulk ESS is below 100 per chain.
 
     References
     ----------
@@ -86,15 +105,9 @@ class FireflySoftmaxClassifier(ClassifierMixin, LinearMHEstimator):
     ((2, 3), (2, 300, 3, 4))
     """
 
-    _parameter_constraints = {
-        **LinearMHEstimator._parameter_constraints,
-        "prior_scale": [Interval(numbers.Real, 0, None, closed="neither")],
-        "intercept_prior_scale": [Interval(numbers.Real, 0, None, closed="neither")],
-    }
-
-    def __init__(self, *, acceptance="firefly", proposal="auto", step_size="auto",
+    def __init__(self, *, acceptance="auto", proposal="auto", step_size="auto",
                  prior_scale=1.0, fit_intercept=True, intercept_prior_scale=10.0,
-                 temperature=1.0, n_samples=1000, n_burnin=1000, thin=1, n_chains=4,
+                 temperature=1.0, n_samples=1000, n_burnin=1000, thin="auto", n_chains=4,
                  n_jobs=None, random_state=None, verbose=0):
         self._store_parameters(locals())
 
@@ -119,7 +132,7 @@ class FireflySoftmaxClassifier(ClassifierMixin, LinearMHEstimator):
             raise ValueError(f"This solver needs samples of at least 2 classes in the data, but "
                              f"the data contain only one class: {self.classes_[0]!r}.")
         n_classes = self.classes_.size
-        acceptance = resolve_acceptance(self.acceptance)
+        acceptance = self._acceptance(X.shape[0])
         model = SoftmaxModel(n_classes, getattr(acceptance, "softmax_bound", "jebara"))
         data = self._linear_data(X, y_encoded)
         prior = self._prior(GAUSSIAN, data, n_classes, self.prior_scale,
@@ -127,6 +140,7 @@ class FireflySoftmaxClassifier(ClassifierMixin, LinearMHEstimator):
         draws, stats = self._sample_posterior(data, model, prior, acceptance)
         coef, intercept, _ = self._split(draws, n_classes, X.shape[1])
         self.posterior_ = Posterior({"coef": coef, "intercept": intercept}, stats)
+        self._diagnose()
         self.coef_ = coef.mean(axis=(0, 1))
         self.intercept_ = intercept.mean(axis=(0, 1))
         return self

@@ -17,19 +17,24 @@ LOGISTIC_THIRD_DERIVATIVE = 1.0 / (6.0 * math.sqrt(3.0))
 @jit
 def logistic_link(u, y, params, order, d1, d2):
     """``y log S(eta) + (1 - y) log S(-eta)`` with ``eta = u[0]``, and its derivatives
-    ``y - S(eta)`` and ``-S(eta) S(-eta)``."""
+    ``y - S(eta)`` and ``-S(eta) S(-eta)``: one ``exp`` and one ``log1p`` for all three."""
     eta = u[0]
+    small = math.exp(-abs(eta))  # in (0, 1]: no overflow
+    log_one_plus = math.log1p(small)
+    # log S(eta) and log S(-eta): -log(1 + e^-|eta|), less |eta| on the side of its sign.
+    log_s = -log_one_plus - (0.0 if eta >= 0.0 else -eta)
+    log_s_minus = -log_one_plus - (eta if eta >= 0.0 else 0.0)
     if y == 1.0:
-        value = log_sigmoid(eta)
+        value = log_s
     elif y == 0.0:
-        value = log_sigmoid(-eta)
+        value = log_s_minus
     else:
-        value = y * log_sigmoid(eta) + (1.0 - y) * log_sigmoid(-eta)
+        value = y * log_s + (1.0 - y) * log_s_minus
     if order >= 1:
-        p = math.exp(log_sigmoid(eta))
+        p = 1.0 / (1.0 + small) if eta >= 0.0 else small / (1.0 + small)  # S(eta)
         d1[0] = y - p
         if order >= 2:
-            d2[0, 0] = -p * math.exp(log_sigmoid(-eta))
+            d2[0, 0] = -p * (1.0 - p) if eta < 0.0 else -small / ((1.0 + small) * (1.0 + small))
     return value
 
 

@@ -6,18 +6,20 @@ name              class             move
 ``"random_walk"``  :class:`RandomWalk`  Gaussian random walk in the proposal shape
 ``"mala"``        :class:`MALA`     preconditioned Langevin (needs the gradient)
 ``"pcn"``         :class:`PCN`      autoregressive around the Laplace approximation
+``"hmc"``         :class:`HMC`      Hamiltonian Monte Carlo (needs the gradient)
 ``"slice"``       :class:`Slice`    slice sampling (exact tests and Firefly only)
 ================  ================  ==================================================
 """
 from .._validation import resolve_option
 from ._base import Proposal
+from .hmc import HMC
 from .mala import MALA
 from .pcn import PCN
 from .random_walk import RandomWalk
 from .slice import Slice
 
 #: name -> class of every proposal available by name.
-PROPOSALS = {cls.name: cls for cls in (RandomWalk, MALA, PCN, Slice)}
+PROPOSALS = {cls.name: cls for cls in (RandomWalk, MALA, PCN, HMC, Slice)}
 
 
 def resolve_proposal(proposal):
@@ -34,4 +36,4 @@ def resolve_proposal(proposal):
     return resolve_option(proposal, PROPOSALS, Proposal, "proposal", extra=("auto",))
 
 
-__all__ = ["MALA", "PCN", "PROPOSALS", "Proposal", "RandomWalk", "Slice", "resolve_proposal"]
+__all__ = ["HMC", "MALA", "PCN", "PROPOSALS", "Proposal", "RandomWalk", "Slice", "resolve_proposal"]

@@ -41,6 +41,7 @@ class Proposal(BaseEstimator):
         """The scale relative to the proposal shape before any tuning."""
         return 1.0
 
-    def reference_df(self):
-        """Degrees of freedom of an autoregressive proposal's reference (0: Gaussian)."""
+    def kernel_parameter(self):
+        """The kernel's one extra number (``specs.Proposal.parameter``): pCN's reference
+        degrees of freedom (0: Gaussian), HMC's path length; 0 otherwise."""
         return 0.0

@@ -56,5 +56,5 @@ class PCN(Proposal):
         """An innovation share of one half."""
         return 0.5
 
-    def reference_df(self):
+    def kernel_parameter(self):
         return 0.0 if self.df is None else float(self.df)

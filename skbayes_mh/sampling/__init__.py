@@ -4,7 +4,7 @@
 * ``_samplers.py``: Metropolis-Hastings (any proposal, any acceptance test) and Firefly,
   each ``init(theta, rng) -> state`` and ``run(state, n_iter, rng) -> info`` over one numba
   loop.
-* ``_tuning.py``: warm-up tuners (scale, shape, Firefly's ``q_db``).
+* ``_tuning.py``: warm-up tuners (scale, shape, Firefly's ``q_db``) and the thinning rule.
 * ``_driver.py``: warm-up windows, frozen kept draws in timed chunks, progress, stopping.
 * ``_parallel.py``: per-chain seeds, chains in parallel through joblib.
 * ``_api.py``: :func:`sample` and :func:`acceptance_probability` for user models.
@@ -14,9 +14,9 @@ from ._driver import ChainResult, run_chain
 from ._parallel import Progress, chain_seeds, run_in_parallel
 from ._samplers import FireflySampler, MetropolisHastings, Shape, auto_q_db
 from ._target import Target, control_variates, no_control_variates
-from ._tuning import QdbTuner, ScaleTuner, ShapeTuner
+from ._tuning import AutoThin, QdbTuner, ScaleTuner, ShapeTuner
 
-__all__ = ["ChainResult", "FireflySampler", "MetropolisHastings", "Progress", "QdbTuner",
+__all__ = ["AutoThin", "ChainResult", "FireflySampler", "MetropolisHastings", "Progress", "QdbTuner",
            "SampleResult", "ScaleTuner", "Shape", "ShapeTuner", "Target", "acceptance_probability",
            "auto_q_db", "chain_seeds", "control_variates", "no_control_variates", "run_chain",
            "run_in_parallel", "sample"]

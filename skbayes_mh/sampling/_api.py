@@ -7,14 +7,19 @@ import numpy as np
 
 from .._kernels.rows import flat_log_prior, no_gradient, no_hessian
 from .._kernels.mh import repeat_rows
-from .._validation import check_array, check_jitted, check_scalar, check_step_size, read_only
+from .._validation import (check_array, check_jitted, check_jitted_writer, check_scalar,
+                           check_step_size, read_only)
 from ..acceptance import AcceptanceTest, resolve_acceptance
+from ..models._optimize import find_map, laplace_covariance
 from ..models._prior import BuiltinPrior
 from ..proposals import resolve_proposal
 from ._driver import run_chain
 from ._parallel import chain_seeds
 from ._samplers import MetropolisHastings, Shape, raise_for_status, test_tuple
-from ._target import Target, no_control_variates
+from ._target import Target, control_variates, no_control_variates
+
+#: Relative step of the central differences that give a user log prior's derivatives.
+PRIOR_DIFFERENCE_STEP = 1e-4
 
 
 @dataclass
@@ -81,21 +86,78 @@ def _refuse_firefly(acceptance):
     return acceptance
 
 
-def _row_target(loglik, data, theta, log_prior, temperature):
+def _row_target(loglik, data, theta, log_prior, temperature, gradient=None, hessian=None):
     """Validate the user's functions and data and build the :class:`Target`."""
     check_jitted(loglik, "loglik", (theta, data, np.int64(0)))
     if log_prior is None:
         log_prior = flat_log_prior
     if not np.isfinite(check_jitted(log_prior, "log_prior", (theta,))):
         raise ValueError("theta0 must have a finite log_prior.")
-    spec = (data, read_only(np.zeros(0)), loglik, no_gradient, no_hessian, log_prior)
+    if hessian is not None and gradient is None:
+        raise ValueError("hessian was given without gradient: give both, or neither.")
+    if gradient is not None:
+        check_jitted_writer(gradient, "gradient", (theta, data, np.int64(0)), (theta.size,))
+    if hessian is not None:
+        check_jitted_writer(hessian, "hessian", (theta, data, np.int64(0)),
+                            (theta.size, theta.size))
+    spec = (data, read_only(np.zeros(0)), loglik,
+            no_gradient if gradient is None else gradient,
+            no_hessian if hessian is None else hessian, log_prior)
     return Target("rows", spec, BuiltinPrior.flat(theta.size), 1.0 / float(temperature),
-                  data.shape[0], theta.size, has_gradient=False, has_hessian=False)
+                  data.shape[0], theta.size, has_gradient=gradient is not None,
+                  has_hessian=hessian is not None)
 
 
-def sample(loglik, data, theta0, *, step_size, log_prior=None, acceptance="minibatch",
-           proposal="random_walk", n_samples=1000, n_burnin=0, temperature=1.0,
-           random_state=None):
+def _log_prior_derivatives(log_prior, theta, order):
+    """The log prior and, by central differences, its gradient and Hessian (the prior is a
+    plain function of ``theta``, cheap next to a full-data pass)."""
+    d = theta.size
+    value = float(log_prior(theta))
+    gradient = np.zeros(d)
+    hessian = np.zeros((d, d))
+    if log_prior is flat_log_prior or order == 0:
+        return value, gradient, hessian
+    step = PRIOR_DIFFERENCE_STEP * np.maximum(1.0, np.abs(theta))
+    for a in range(d):
+        shift = np.zeros(d)
+        shift[a] = step[a]
+        up, down = float(log_prior(theta + shift)), float(log_prior(theta - shift))
+        gradient[a] = (up - down) / (2.0 * step[a])
+        if order >= 2:
+            hessian[a, a] = (up - 2.0 * value + down) / step[a] ** 2
+            for b in range(a):
+                other = np.zeros(d)
+                other[b] = step[b]
+                hessian[a, b] = hessian[b, a] = (
+                    float(log_prior(theta + shift + other)) - float(log_prior(theta + shift - other))
+                    - float(log_prior(theta - shift + other))
+                    + float(log_prior(theta - shift - other))) / (4.0 * step[a] * step[b])
+    return value, gradient, hessian
+
+
+def _row_laplace(target, theta0):
+    """The MAP of a per-row target from ``theta0`` (trust-region Newton on full-data passes
+    of the user's gradient and Hessian) and the Laplace covariance there; stored in
+    ``target``."""
+    log_prior = target.spec[5]
+
+    def objective(theta, order):
+        loglik, gradient, hessian = target.loglik_derivatives(theta, order)
+        prior, prior_gradient, prior_hessian = _log_prior_derivatives(log_prior, theta, order)
+        value = -(target.inv_temperature * loglik + prior)
+        if not np.isfinite(value):
+            return np.inf, np.zeros_like(theta), np.eye(theta.size)
+        return (value, -(target.inv_temperature * gradient + prior_gradient),
+                -(target.inv_temperature * hessian + prior_hessian))
+
+    theta, hessian, n_passes = find_map(objective, theta0, full=True, smooth=True)
+    covariance, _ = laplace_covariance(hessian)
+    target.mean, target.covariance, target.n_passes = theta, covariance, n_passes
+
+
+def sample(loglik, data, theta0, *, step_size, log_prior=None, gradient=None, hessian=None,
+           acceptance="minibatch", proposal="random_walk", n_samples=1000, n_burnin=0,
+           temperature=1.0, random_state=None):
     """Sample a posterior by Metropolis-Hastings with a pluggable acceptance test.
 
     The target is ``p(theta) prod_i p(x_i | theta)^(1/K)`` with ``K = temperature``.
@@ -111,15 +173,28 @@ def sample(loglik, data, theta0, *, step_size, log_prior=None, acceptance="minib
     theta0 : array-like of shape (d,)
         Starting point; it must have finite log-prior and log-likelihood.
     step_size : float or array-like of shape (d,)
-        Standard deviation of the random-walk proposal, for all or per coordinate (the
-        proposal's scale and shape).
+        The random walk's and MALA's standard deviation, for all or per coordinate (the
+        proposal's scale and shape); for ``"pcn"`` the innovation share in (0, 1]; for
+        ``"slice"`` the initial bracket width.
     log_prior : numba.njit function ``log_prior(theta) -> float`` or None, default=None
         Log prior density up to a constant (never tempered); None is the flat prior.
+    gradient, hessian : numba.njit functions or None, default=None
+        ``gradient(theta, data, i, out)`` writes the (d,) gradient of row ``i``'s
+        log-likelihood into ``out``; ``hessian(theta, data, i, out)`` its (d, d) Hessian.
+        With both, the subsampling tests use control variates (their
+        ``control_variates="auto"``): the MAP is found from ``theta0`` by Newton's method on
+        full-data passes, and each test reads only residuals against the rows' Taylor
+        proxies there, so far fewer rows decide. They also give ``"pcn"`` its Laplace
+        reference and ``"mala"`` and ``"hmc"`` their gradient (with a subsampling test, the
+        proxies').
     acceptance : str or AcceptanceTest, default="minibatch"
         ``"metropolis"``, ``"barker"``, ``"minibatch"``, ``"austerity"``, ``"confidence"``
         or an object from :mod:`skbayes_mh.acceptance`.
     proposal : str or Proposal, default="random_walk"
-        ``"random_walk"``, or ``"slice"`` with an exact test; see :mod:`skbayes_mh.proposals`.
+        ``"random_walk"``, ``"mala"`` or ``"hmc"`` (need ``gradient``; with a subsampling
+        test they follow the control variates' proxy, which also needs ``hessian``),
+        ``"pcn"`` (needs ``gradient`` and ``hessian``), or ``"slice"`` with an exact test; see
+        :mod:`skbayes_mh.proposals`.
     n_samples : int, default=1000
         Iterations kept.
     n_burnin : int, default=0
@@ -156,12 +231,29 @@ def sample(loglik, data, theta0, *, step_size, log_prior=None, acceptance="minib
     check_scalar(n_samples, "n_samples", numbers.Integral, 1)
     check_scalar(n_burnin, "n_burnin", numbers.Integral, 0)
     check_scalar(temperature, "temperature", numbers.Real, 0, low_inclusive=False)
-    target = _row_target(loglik, data, theta, log_prior, temperature)
-    sampler = MetropolisHastings(target, acceptance, proposal, Shape(np.zeros((0, 0)), step), 1.0)
+    target = _row_target(loglik, data, theta, log_prior, temperature, gradient, hessian)
     # The starting point: a full pass that also flags a NaN or a zero likelihood now.
     total, _, _ = _checked_sum(target, theta)
     if not np.isfinite(total):
         raise ValueError("theta0 has zero likelihood (loglik is -inf for some row).")
+    use_cv = acceptance.uses_control_variates(target)
+    if proposal.name == "pcn" and not target.has_hessian:
+        raise ValueError("proposal='pcn' moves around the Laplace approximation, which needs "
+                         "each row's gradient and Hessian: give sample() 'gradient' and "
+                         "'hessian'.")
+    cv = None
+    if use_cv or proposal.name == "pcn":
+        _row_laplace(target, theta)
+    if use_cv:
+        cv, _ = control_variates(target, target.mean)
+    if proposal.name == "pcn":
+        if step.max() > 1.0 or np.ptp(step) > 0:
+            raise ValueError(f"With proposal='pcn', step_size is the innovation share, one "
+                             f"number in (0, 1]; got {step_size!r}.")
+        shape, scale = Shape.from_covariance(target.covariance), float(step[0])
+    else:
+        shape, scale = Shape(np.zeros((0, 0)), step), 1.0
+    sampler = MetropolisHastings(target, acceptance, proposal, shape, scale, cv)
     seed = chain_seeds(random_state, 1)[0]
     chain = run_chain(sampler, theta, seed, n_burnin, n_samples)
     return SampleResult(draws=chain.draws, accepted=chain.stats["acceptance_rate"] > 0,
@@ -180,7 +272,8 @@ def _checked_sum(target, theta):
 
 
 def acceptance_probability(loglik, data, theta, theta_prop, *, acceptance, log_psi=0.0,
-                           temperature=1.0, n_trials=10_000, random_state=None):
+                           gradient=None, hessian=None, center=None, temperature=1.0,
+                           n_trials=10_000, random_state=None):
     """Estimate the probability that a test accepts a move from ``theta`` to ``theta_prop``.
 
     Runs the test ``n_trials`` times on the same pair, fresh randomness each time. For the
@@ -195,6 +288,11 @@ def acceptance_probability(loglik, data, theta, theta_prop, *, acceptance, log_p
     acceptance : str or AcceptanceTest
     log_psi : float, default=0.0
         Log prior ratio plus log proposal ratio, added to the tempered log-likelihood ratio.
+    gradient, hessian : numba.njit functions or None, default=None
+        As in :func:`sample`: with both, a subsampling test uses control variates, the rows'
+        Taylor proxies around ``center``.
+    center : array-like of shape (d,) or None, default=None
+        The proxies' centre (in :func:`sample`, the MAP); None: ``theta``.
     temperature : float, default=1.0
     n_trials : int, default=10000
     random_state : int, RandomState instance or None
@@ -215,11 +313,17 @@ def acceptance_probability(loglik, data, theta, theta_prop, *, acceptance, log_p
                          f"{theta_prop.shape}.")
     check_scalar(n_trials, "n_trials", numbers.Integral, 1)
     check_scalar(temperature, "temperature", numbers.Real, 0, low_inclusive=False)
-    target = _row_target(loglik, data, theta, None, temperature)
+    target = _row_target(loglik, data, theta, None, temperature, gradient, hessian)
     rng = np.random.default_rng(int(chain_seeds(random_state, 1)[0]))
+    cv = no_control_variates(theta.size)
+    if acceptance.uses_control_variates(target):
+        center = theta if center is None else check_array(center, "center", ndim=1)
+        if center.shape != theta.shape:
+            raise ValueError(f"center has shape {center.shape}; theta has {theta.shape}.")
+        cv, _ = control_variates(target, center)
     test = test_tuple(acceptance, target, False)
     n_accepted, n_read, status = repeat_rows(
-        target.spec, test, no_control_variates(theta.size), theta, theta_prop, float(log_psi),
-        target.inv_temperature, rng, int(n_trials))
+        target.spec, test, cv, theta, theta_prop, float(log_psi), target.inv_temperature, rng,
+        int(n_trials))
     raise_for_status(status, "theta or theta_prop")
     return n_accepted / n_trials, n_read / n_trials

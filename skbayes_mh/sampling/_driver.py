@@ -31,6 +31,8 @@ class ChainResult:
         The sampler's final state.
     sampler : object
         The sampler, with its tuned, frozen parameters.
+    thin : int
+        Iterations per kept draw (chosen after warm-up when ``run_chain`` got a rule).
     interrupted : bool
     """
 
@@ -39,6 +41,7 @@ class ChainResult:
     warmup_draws: np.ndarray
     state: object
     sampler: object
+    thin: int = 1
     interrupted: bool = False
 
 
@@ -53,7 +56,10 @@ def run_chain(sampler, theta0, seed, n_warmup, n_draws, thin=1, tuners=(), progr
     theta0 : array-like of shape (d,)
     seed : int
         The chain's own generator is ``numpy.random.default_rng(seed)``.
-    n_warmup, n_draws, thin : int
+    n_warmup, n_draws : int
+    thin : int or callable
+        Keep every ``thin``-th iteration; a callable ``thin(warmup_draws, sampler) -> int``
+        chooses it once warm-up is over (see :class:`~skbayes_mh.sampling.AutoThin`).
     tuners : sequence
         Objects with ``update(sampler, info, window, n_windows)``, called after each warm-up
         window.
@@ -83,6 +89,8 @@ def run_chain(sampler, theta0, seed, n_warmup, n_draws, thin=1, tuners=(), progr
         if stop is not None and stop.is_set():
             break
     warmup_draws = np.concatenate(warmup) if warmup else np.empty((0, state.theta.size))
+    if callable(thin):
+        thin = int(thin(warmup_draws, sampler))
     outputs, interrupted = _kept_iterations(sampler, state, rng, n_draws, thin, progress, stop)
     n_kept = outputs["draws"].shape[0] // thin
     keep = slice(thin - 1, n_kept * thin, thin)
@@ -93,7 +101,8 @@ def run_chain(sampler, theta0, seed, n_warmup, n_draws, thin=1, tuners=(), progr
     for name in ("n_bright",):
         if name in outputs:
             stats[name] = outputs[name][keep]
-    return ChainResult(outputs["draws"][keep], stats, warmup_draws, state, sampler, interrupted)
+    return ChainResult(outputs["draws"][keep], stats, warmup_draws, state, sampler, thin,
+                       interrupted)
 
 
 def _kept_iterations(sampler, state, rng, n_draws, thin, progress, stop):

@@ -77,6 +77,9 @@ class MHState:
     theta: np.ndarray
     cache: np.ndarray
     gradient: np.ndarray
+    #: A permutation of the row indices the subsampling tests draw minibatches from (kept
+    #: from call to call: building it is O(N)); empty for the exact tests.
+    index_pool: np.ndarray
 
 
 class MetropolisHastings:
@@ -132,7 +135,8 @@ class MetropolisHastings:
     def init(self, theta, rng):
         """Start at ``theta`` (nothing is computed until the first iteration)."""
         theta = np.array(theta, dtype=np.float64)
-        return MHState(theta, np.full(1, np.nan), np.zeros(theta.size))
+        pool = np.arange(0 if self.acceptance.exact else self.target.n_data, dtype=np.int64)
+        return MHState(theta, np.full(1, np.nan), np.zeros(theta.size), pool)
 
     def invalidate(self, state):
         """Forget what was cached at ``state.theta`` (after a change of the target)."""
@@ -140,7 +144,7 @@ class MetropolisHastings:
 
     def proposal_tuple(self):
         return (int(self.proposal._kernel_id), self.scale, self.shape.factor, self.shape.diag,
-                self.reference_mean, self.proposal.reference_df())
+                self.reference_mean, self.proposal.kernel_parameter())
 
     def run(self, state, n_iter, rng, where="sampling"):
         """Run ``n_iter`` iterations from ``state`` (updated in place).
@@ -158,8 +162,8 @@ class MetropolisHastings:
         target = self.target
         status, iteration = self.kernel(
             target.spec, target.prior.as_tuple(), self.proposal_tuple(), self.test, self.cv,
-            float(self.inv_temperature), state.theta, state.cache, state.gradient, rng, draws,
-            accepted, n_read, lp)
+            float(self.inv_temperature), state.theta, state.cache, state.gradient,
+            state.index_pool, rng, draws, accepted, n_read, lp)
         raise_for_status(status, f"{where} iteration {iteration}")
         return {"draws": draws, "accepted": accepted, "n_data_read": n_read, "lp": lp}
 
@@ -222,6 +226,10 @@ class FireflySampler:
                              "on each likelihood, and a log-likelihood function has none. Use "
                              "it through an estimator (logistic, softmax or Student-t "
                              "regression), or choose another acceptance test.")
+        if proposal.name == "hmc":
+            raise ValueError("proposal='hmc' is not available with Firefly (its path would "
+                             "need the brightness variables held fixed along it); use 'mala', "
+                             "'slice', 'pcn' or 'random_walk'.")
         self.target = target
         self.acceptance = firefly
         self.proposal = proposal
@@ -244,7 +252,7 @@ class FireflySampler:
 
     def proposal_tuple(self):
         return (int(self.proposal._kernel_id), self.scale, self.shape.factor, self.shape.diag,
-                self.reference_mean, self.proposal.reference_df())
+                self.reference_mean, self.proposal.kernel_parameter())
 
     def init(self, theta, rng):
         """Start at ``theta`` with every ``z_n`` drawn from ``p(z_n | theta)`` (N queries)."""

@@ -7,6 +7,7 @@ import numpy as np
 from .._kernels._jit import STATUS_OK
 from .._kernels.passes import row_sums
 from ..models._base import PASS_CHUNK
+from ..models._optimize import FULL_COVARIANCE_MAX_DIM
 
 
 @dataclass
@@ -33,8 +34,11 @@ class Target:
         models when given).
     max_weight : float
         The largest sample weight (1 without weights).
-    n_passes : int
-        Full-data passes spent building it (MAP, Laplace).
+    n_passes : float
+        Full-data passes spent building it (MAP, Laplace; a subsample's as a fraction).
+    extra : dict
+        ``"reference"``: ``(theta, sum w_i l_i, gradient, Hessian)`` of the untempered
+        log-likelihood at the MAP, when the search's last pass was there.
     """
 
     kind: str
@@ -51,8 +55,42 @@ class Target:
     has_gradient: bool = True
     has_hessian: bool = True
     max_weight: float = 1.0
-    n_passes: int = 0
+    n_passes: float = 0
     extra: dict = field(default_factory=dict)
+
+    @classmethod
+    def linear(cls, model, data, prior, inv_temperature=1.0, full=None, lipschitz=False):
+        """The tempered posterior of a linear-predictor model, with its MAP and Laplace
+        approximation (full when ``full``; None: up to ``FULL_COVARIANCE_MAX_DIM``
+        parameters), and with ``lipschitz`` its per-row Lipschitz constant (one more pass).
+        The log-likelihood's gradient and Hessian at the MAP, from the last pass of the
+        search, are kept for the control variates."""
+        d = model.n_params(data)
+        full = d <= FULL_COVARIANCE_MAX_DIM if full is None else bool(full)
+        theta_map, covariance, n_passes, reference = model.laplace(data, prior,
+                                                                   inv_temperature, full)
+        target = cls("linear", model.spec(data), prior, float(inv_temperature), data.n_rows, d,
+                     model, data, theta_map, covariance, n_passes=n_passes)
+        if reference is not None:
+            target.extra["reference"] = reference
+        if lipschitz:
+            target.lipschitz = model.lipschitz(data.max_row_norm())
+            target.n_passes += 1
+        return target
+
+    @property
+    def bounds_residual_range(self):
+        """Whether the model bounds the range of the rows' Taylor remainders (through its
+        third derivative along the linear predictor): single-output linear models that
+        give a third-derivative bound."""
+        model = self.model
+        return (self.kind == "linear" and model.third_derivative is not None
+                and model.n_outputs == 1 and model.n_extra == 0)
+
+    @property
+    def full_covariance(self):
+        """Whether the Laplace covariance is a full matrix (not variances)."""
+        return self.covariance is not None and np.ndim(self.covariance) == 2
 
     @property
     def covariance_matrix(self):
@@ -90,9 +128,11 @@ def no_control_variates(n_params):
             np.zeros((0, 0)), 0.0, 0.0, 0.0, 0.0)
 
 
-def control_variates(target, center, whitening_covariance=None):
+def control_variates(target, center=None, whitening_covariance=None):
     """Second-order Taylor proxies of every row's log-likelihood around ``center``: their
-    full-data gradient and Hessian sums, in one pass.
+    full-data gradient and Hessian sums, in one pass (none when ``center`` is None or the
+    point where the MAP search last evaluated them, its ``reference``, near the MAP; None
+    without a reference is the MAP).
 
     With ``whitening_covariance`` (the Laplace covariance), also what the confidence
     sampler's range bound needs for a single-output linear model: the largest whitened row
@@ -110,15 +150,20 @@ def control_variates(target, center, whitening_covariance=None):
             "Control variates need each row's gradient and Hessian: give sample() the "
             "'gradient' and 'hessian' functions (numba.njit, gradient(theta, data, i, out) "
             "and hessian(theta, data, i, out)), or use control_variates=False.")
+    reference = target.extra.get("reference")
+    if center is None:
+        center = target.mean if reference is None else reference[0]
     center = np.ascontiguousarray(center, dtype=np.float64)
-    _, gradient, hessian = target.loglik_derivatives(center, 2)
-    n_passes = 1
+    if reference is not None and np.array_equal(reference[0], center):
+        _, _, gradient, hessian = reference  # the MAP search's last pass was here
+        n_passes = 0
+    else:
+        _, gradient, hessian = target.loglik_derivatives(center, 2)
+        n_passes = 1
     whitening = np.zeros((0, 0))
     radius = m3_scale = m3_rate = eta_max = 0.0
     model = target.model
-    if (whitening_covariance is not None and target.kind == "linear"
-            and model.third_derivative is not None and model.n_outputs == 1
-            and model.n_extra == 0):
+    if whitening_covariance is not None and target.bounds_residual_range:
         covariance = np.asarray(whitening_covariance, dtype=np.float64)
         if covariance.ndim == 1:
             covariance = np.diag(covariance)

@@ -30,7 +30,8 @@ class ShapeTuner:
     (``n_moves / (n_moves + 20 d)``: early, correlated draws say little about the shape),
     becomes the proposal shape at the :data:`SHAPE_UPDATES` fractions of the warm-up."""
 
-    def __init__(self, initial_covariance, full):
+    def __init__(self, initial_covariance, full, initial_mean=None):
+        self.center = None if initial_mean is None else np.asarray(initial_mean, dtype=float)
         covariance = np.asarray(initial_covariance, dtype=np.float64)
         if covariance.ndim == 1:
             covariance = np.diag(covariance)
@@ -55,6 +56,11 @@ class ShapeTuner:
             covariance = np.diag(draws.var(axis=0))
         covariance = weight * covariance + (1 - weight) * self.initial
         sampler.shape = Shape.from_covariance(covariance, self.full)
+        if sampler.proposal.name == "pcn":
+            # pCN is reversible with respect to its reference N(m, L L'): the warm-up's mean
+            # and shape make it closer to the posterior, as the Laplace approximation may
+            # not be (small data, skewed posteriors).
+            sampler.reference_mean = weight * draws.mean(axis=0) + (1 - weight) * self.center
 
 
 class QdbTuner:
@@ -63,3 +69,38 @@ class QdbTuner:
 
     def update(self, sampler, info, window, n_windows):
         sampler.q_db = auto_q_db(float(info["n_bright"].mean()), sampler.target.n_data)
+
+
+class AutoThin:
+    """``thin="auto"``: after warm-up, keep every ``thin``-th iteration so that the kept draws
+    are nearly independent, when iterations are cheap enough for that to pay.
+
+    The integrated autocorrelation time is estimated from the warm-up's last quarter (after
+    the last shape update, so nearly the frozen sampler) as ``n / min bulk ESS`` over the
+    parameters; ``thin`` is its ceiling, clipped to ``[1, max_thin]``.
+
+    Parameters
+    ----------
+    max_thin : int
+        1 for full-data tests (each iteration reads every row: thinning would multiply the
+        cost of the fit); larger for subsampling tests and Firefly, whose iterations read a
+        few hundred rows, so that extra iterations cost less than the setup.
+    """
+
+    #: Fewer warm-up draws than this give no reliable estimate: thin stays 1.
+    MIN_DRAWS = 100
+
+    def __init__(self, max_thin):
+        self.max_thin = int(max_thin)
+
+    def __call__(self, warmup_draws, sampler):
+        draws = warmup_draws[-(warmup_draws.shape[0] // 4):]
+        if self.max_thin <= 1 or draws.shape[0] < self.MIN_DRAWS:
+            return 1
+        from ..diagnostics import ess_bulk
+
+        with np.errstate(all="ignore"):
+            ess = ess_bulk(draws[None])
+        ess = float(np.nanmin(ess)) if np.isfinite(ess).any() else 1.0
+        autocorrelation_time = draws.shape[0] / max(ess, 1.0)
+        return int(np.clip(np.ceil(autocorrelation_time), 1, self.max_thin))

@@ -1,0 +1,280 @@
+"""Control variates for the subsampling tests: each row's log-likelihood ratio read as a
+residual against its second-order Taylor proxy around a centre, the proxies' full-data sum
+exact.
+
+What is checked: the proxies' sums (the linear models' BLAS pass against a user's per-row
+functions); that a quadratic log-likelihood leaves zero residuals, so one minibatch decides
+and the test is the exact test; acceptance probabilities against their formulas on
+logistic regression at the posterior's scale; invariance from exact draws at temperature
+1; and the errors a user gets when control variates cannot be used."""
+import re
+
+import numpy as np
+import pytest
+from scipy.special import expit
+from sklearn.base import clone
+
+from skbayes_mh import acceptance_probability, sample
+from skbayes_mh.acceptance import Austerity, ConfidenceSampler, Metropolis, MinibatchBarker
+from skbayes_mh.models import LogisticModel
+from skbayes_mh.sampling import control_variates
+from skbayes_mh.sampling._api import _row_target
+
+from _models import (linear_gaussian_gradient, linear_gaussian_hessian, linear_gaussian_loglik,
+                     linear_target, logistic_gradient, logistic_hessian, logistic_loglik,
+                     mh_chain, rate_tolerance, standard_normal_log_prior)
+
+N_TRIALS = 4000
+
+
+def logistic_rows(n_data, n_features, seed):
+    """Logistic data as ``[x_i, 1, y_i]`` rows, and the weights that generated them."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_data, n_features))
+    w = np.append(0.8 * rng.normal(size=n_features), -0.3)
+    design = np.column_stack([X, np.ones(n_data)])
+    y = (rng.random(n_data) < expit(design @ w)).astype(float)
+    return X, y, np.column_stack([design, y])
+
+
+def test_proxy_sums_agree_between_the_linear_pass_and_user_rows():
+    X, y, rows = logistic_rows(3000, 3, seed=0)
+    target = linear_target(LogisticModel(), X, y, np.ones(4))
+    center = target.mean + 0.1
+    linear_cv, _ = control_variates(target, center)
+    theta = np.zeros(4)
+    user_cv, _ = control_variates(
+        _row_target(logistic_loglik, rows, theta, None, 1.0, logistic_gradient,
+                    logistic_hessian), center)
+    np.testing.assert_allclose(linear_cv[2], user_cv[2], rtol=1e-10, atol=1e-9)
+    np.testing.assert_allclose(linear_cv[3], user_cv[3], rtol=1e-10, atol=1e-9)
+    # At the MAP the log-likelihood's gradient sum balances the N(0, I) prior's, -theta:
+    # the posterior gradient's Newton decrement g' C g (C the Laplace covariance) is the
+    # squared distance to the optimum in posterior sd, below the search's 1e-4.
+    at_map, _ = control_variates(target, target.mean)
+    posterior_gradient = at_map[2] - target.mean
+    assert posterior_gradient @ target.covariance @ posterior_gradient < 1e-4
+
+
+@pytest.fixture(scope="module")
+def gaussian_rows():
+    rng = np.random.default_rng(1)
+    x = np.column_stack([np.ones(5000), rng.normal(size=(5000, 2))])
+    y = x @ np.array([0.3, -0.5, 1.0]) + rng.normal(size=5000)
+    return np.column_stack([x, y])
+
+
+def exact_delta(loglik, rows, theta, theta_prop):
+    return sum(loglik(theta_prop, rows, i) - loglik(theta, rows, i) for i in range(len(rows)))
+
+
+@pytest.mark.parametrize("test, accept", [
+    (MinibatchBarker(batch_size=20), lambda delta: expit(delta)),
+    (Austerity(batch_size=20), lambda delta: min(1.0, np.exp(delta)))],
+    ids=["minibatch", "austerity"])
+def test_a_quadratic_loglik_leaves_zero_residuals_and_the_exact_test(gaussian_rows, test,
+                                                                      accept):
+    # A linear-Gaussian log-likelihood equals its Taylor proxy about any centre: every
+    # residual is 0 (to rounding), the first minibatch decides, and the decision is the
+    # exact test's on the full-data ratio.
+    theta = np.array([0.29, -0.49, 1.01])
+    for shift in (0.01, -0.02, 0.03):
+        theta_prop = theta + shift
+        delta = exact_delta(linear_gaussian_loglik, gaussian_rows, theta, theta_prop)
+        probability, rows_read = acceptance_probability(
+            linear_gaussian_loglik, gaussian_rows, theta, theta_prop, acceptance=test,
+            gradient=linear_gaussian_gradient, hessian=linear_gaussian_hessian,
+            center=[0.0, 0.0, 0.0], n_trials=N_TRIALS, random_state=2)
+        assert rows_read == 20
+        expected = accept(delta)
+        assert abs(probability - expected) < rate_tolerance(expected, N_TRIALS), (delta,
+                                                                                  probability)
+
+
+@pytest.fixture(scope="module")
+def logistic_problem():
+    """Logistic regression with 20,000 rows and 4 weights: per-row functions, the linear
+    model's target (MAP and Laplace), and posterior-scale moves from near the MAP."""
+    X, y, rows = logistic_rows(20_000, 3, seed=3)
+    target = linear_target(LogisticModel(), X, y, np.ones(4))
+    rng = np.random.default_rng(4)
+    factor = np.linalg.cholesky(target.covariance)
+    pairs = []
+    for _ in range(4):
+        theta = target.mean + factor @ rng.normal(size=4)
+        pairs.append((theta, theta + factor @ rng.normal(size=4)))
+    return rows, target, pairs
+
+
+@pytest.mark.parametrize("test, accept", [
+    (MinibatchBarker(), lambda delta: expit(delta)),
+    (Austerity(epsilon=0.05), lambda delta: min(1.0, np.exp(delta)))],
+    ids=["minibatch", "austerity"])
+def test_acceptance_probability_at_the_posterior_scale(logistic_problem, test, accept):
+    # Moves of one posterior sd from states one sd from the MAP, at temperature 1: without
+    # control variates these tests read most of the 20,000 rows; with them, the residuals'
+    # spread is third order in the distance and the first minibatch decides, at the exact
+    # test's acceptance probability (its error is then far below the trials' binomial
+    # error).
+    rows, target, pairs = logistic_problem
+    for theta, theta_prop in pairs:
+        delta = exact_delta(logistic_loglik, rows, theta, theta_prop)
+        probability, rows_read = acceptance_probability(
+            logistic_loglik, rows, theta, theta_prop, acceptance=test,
+            gradient=logistic_gradient, hessian=logistic_hessian, center=target.mean,
+            n_trials=N_TRIALS, random_state=5)
+        assert rows_read <= test.batch_size * 1.05
+        expected = accept(delta)
+        assert abs(probability - expected) < rate_tolerance(expected, N_TRIALS), (delta,
+                                                                                  probability)
+        without, rows_without = acceptance_probability(
+            logistic_loglik, rows, theta, theta_prop,
+            acceptance=clone(test).set_params(control_variates=False), n_trials=200,
+            random_state=5)
+        assert rows_without > 5 * rows_read
+
+
+N_CHAINS = 400
+N_STEPS = 30
+
+
+@pytest.fixture(scope="module")
+def exact_draws(logistic_problem):
+    """N_CHAINS nearly independent exact posterior draws: an exact pCN chain (acceptance
+    above 0.8), thinned by 40."""
+    _, target, _ = logistic_problem
+    reference = mh_chain(target, target.mean, 1, 1000, 40 * N_CHAINS, proposal="pcn")
+    assert reference.stats["acceptance_rate"].mean() > 0.8
+    return reference.draws[::40]
+
+
+@pytest.mark.parametrize("test, most_rows", [
+    (MinibatchBarker(), 1.05 * 100), (Austerity(), 1.05 * 500),
+    # Its range bound is worst-case (a third-derivative bound over the largest row): it
+    # needs more rows than the others, still a few percent of N (3.5% with this seed).
+    (ConfidenceSampler(), 0.1 * 20_000)], ids=["minibatch", "austerity", "confidence"])
+def test_posterior_moments_hold_from_exact_draws(logistic_problem, exact_draws, test,
+                                                 most_rows):
+    # Chains started at (near-)exact posterior draws take N_STEPS random-walk steps of
+    # posterior scale with control variates; the moments must stay those of the exact
+    # posterior. The exact draws: a long exact chain, thinned.
+    _, target, _ = logistic_problem
+    exact = exact_draws
+    mean, covariance = exact.mean(axis=0), np.cov(exact.T)
+    finals, reads = [], []
+    for k, start in enumerate(exact):
+        out = mh_chain(target, start, 100 + k, 0, N_STEPS, acceptance=test,
+                       control_variates=True, scale=1.0)
+        finals.append(out.draws[-1])
+        reads.append(out.stats["n_data_read"].mean())
+    finals = np.array(finals)
+    assert np.mean(reads) <= most_rows
+    sd = np.sqrt(np.diag(covariance))
+    # Two samples of N_CHAINS draws (the reference's nearly independent: pCN at acceptance
+    # above 0.8, thinned by 40): four standard errors of their difference.
+    z = (finals.mean(axis=0) - mean) / (sd * np.sqrt(2.0 / N_CHAINS))
+    assert np.all(np.abs(z) < 4), z
+    ratio = finals.var(axis=0, ddof=1) / sd**2
+    assert np.all(np.abs(ratio - 1) < 4 * np.sqrt(4.0 / N_CHAINS)), ratio
+    # The chains moved: most are more than a tenth of a posterior sd from their start.
+    assert np.mean(np.abs(finals - exact) > 0.1 * sd) > 0.8
+
+
+@pytest.mark.parametrize("test, control_variates", [
+    ("metropolis", False), (MinibatchBarker(), True), (Austerity(), True)],
+    ids=["metropolis", "minibatch", "austerity"])
+def test_hamiltonian_paths_keep_the_posterior_from_exact_draws(logistic_problem, exact_draws,
+                                                               test, control_variates):
+    # Hamiltonian paths (full-data gradient for the exact test, the control variates' proxy
+    # for the subsampling tests) from exact draws: the moments must hold.
+    _, target, _ = logistic_problem
+    exact = exact_draws
+    mean, covariance = exact.mean(axis=0), np.cov(exact.T)
+    finals, accepted = [], []
+    for k, start in enumerate(exact):
+        out = mh_chain(target, start, 700 + k, 0, 10, proposal="hmc", acceptance=test,
+                       control_variates=control_variates)
+        finals.append(out.draws[-1])
+        accepted.append(out.stats["acceptance_rate"].mean())
+    finals = np.array(finals)
+    sd = np.sqrt(np.diag(covariance))
+    z = (finals.mean(axis=0) - mean) / (sd * np.sqrt(2.0 / N_CHAINS))
+    assert np.all(np.abs(z) < 4), z
+    ratio = finals.var(axis=0, ddof=1) / sd**2
+    assert np.all(np.abs(ratio - 1) < 4 * np.sqrt(4.0 / N_CHAINS)), ratio
+    assert np.mean(accepted) > 0.3
+    assert np.mean(np.abs(finals - exact) > 0.5 * sd) > 0.5
+
+
+def test_sample_with_derivatives_uses_control_variates_and_agrees():
+    # sample() with the rows' gradient and Hessian: the MAP by Newton, then the minibatch
+    # test reads ~batch_size rows and the posterior agrees with the exact test's.
+    X, y, rows = logistic_rows(20_000, 2, seed=6)
+    theta0 = np.zeros(3)
+    kwargs = dict(log_prior=standard_normal_log_prior, n_samples=6000, n_burnin=500,
+                  random_state=7)
+    target = linear_target(LogisticModel(), X, y, np.ones(3))
+    step = 0.8 * np.sqrt(np.diag(target.covariance))
+    with_cv = sample(logistic_loglik, rows, theta0, step_size=step, gradient=logistic_gradient,
+                     hessian=logistic_hessian, acceptance="minibatch", **kwargs)
+    assert with_cv.mean_data_read < 150
+    exact = sample(logistic_loglik, rows, target.mean, step_size=step, acceptance="metropolis",
+                   **kwargs)
+    sd = np.sqrt(np.diag(target.covariance))
+    # Random-walk chains in 3-D: ESS about 1/10 of the draws; 5 combined standard errors.
+    assert np.all(np.abs(with_cv.draws.mean(axis=0) - exact.draws.mean(axis=0))
+                  < 5 * sd * np.sqrt(2 * 10 / 6000))
+    # The sd's relative error: sqrt(1 / (2 ESS)) each; five of the pair's.
+    assert np.all(np.abs(with_cv.draws.std(axis=0) / exact.draws.std(axis=0) - 1)
+                  < 5 * np.sqrt(2 * 10 / (2 * 6000)))
+
+
+def test_pcn_in_sample_moves_around_the_laplace_approximation():
+    X, y, rows = logistic_rows(5000, 2, seed=8)
+    result = sample(logistic_loglik, rows, np.zeros(3), step_size=1.0,
+                    gradient=logistic_gradient, hessian=logistic_hessian,
+                    log_prior=standard_normal_log_prior, acceptance="metropolis",
+                    proposal="pcn", n_samples=2000, random_state=9)
+    target = linear_target(LogisticModel(), X, y, np.ones(3))
+    # An independence proposal from a near-exact Laplace approximation: nearly all accepted.
+    assert result.acceptance_rate > 0.8
+    sd = np.sqrt(np.diag(target.covariance))
+    assert np.all(np.abs(result.draws.mean(axis=0) - target.mean) < 5 * sd / np.sqrt(1000))
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    (dict(acceptance=MinibatchBarker(control_variates=True)), ValueError,
+     "needs each row's gradient and Hessian"),
+    (dict(acceptance="metropolis", proposal="pcn"), ValueError, "Laplace approximation"),
+    (dict(hessian=logistic_hessian), ValueError, "hessian was given without gradient"),
+    (dict(gradient=logistic_loglik, hessian=logistic_hessian), TypeError,
+     "gradient(theta, data, i, out)"),
+    (dict(gradient=lambda theta, data, i, out: None, hessian=logistic_hessian), TypeError,
+     "numba.njit"),
+    (dict(acceptance=MinibatchBarker(control_variates="yes")), ValueError, "control_variates"),
+])
+def test_bad_control_variate_input_is_explained(kwargs, error, message):
+    _, _, rows = logistic_rows(200, 1, seed=10)
+    kwargs = dict(dict(step_size=0.1, n_samples=10), **kwargs)
+    with pytest.raises(error, match=re.escape(message)):
+        sample(logistic_loglik, rows, np.zeros(2), **kwargs)
+
+
+def test_confidence_sampler_needs_a_range_bound_for_control_variates():
+    _, _, rows = logistic_rows(200, 1, seed=11)
+    with pytest.raises(ValueError, match="third derivative"):
+        sample(logistic_loglik, rows, np.zeros(2), step_size=0.1, n_samples=10,
+               gradient=logistic_gradient, hessian=logistic_hessian,
+               acceptance=ConfidenceSampler(lipschitz=2.0, control_variates=True))
+    # "auto" falls back to the Lipschitz range without them.
+    result = sample(logistic_loglik, rows, np.zeros(2), step_size=0.1, n_samples=10,
+                    gradient=logistic_gradient, hessian=logistic_hessian,
+                    acceptance=ConfidenceSampler(lipschitz=2.0))
+    assert result.draws.shape == (10, 2)
+
+
+def test_full_data_tests_never_use_control_variates(logistic_problem):
+    _, target, _ = logistic_problem
+    assert not Metropolis().uses_control_variates(target)
+    assert MinibatchBarker().uses_control_variates(target)
+    assert not MinibatchBarker(control_variates=False).uses_control_variates(target)
