@@ -276,8 +276,10 @@ def test_softmax_firefly_matches_the_exact_chain(softmax_bound, class_sep):
     # needed 40,000 x 5 iterations for the same precision).
     exact = FireflySoftmaxClassifier(acceptance="metropolis", proposal="hmc", n_samples=10_000,
                                      thin=1, **common).fit(X, y)
+    # thin="auto": Firefly's MALA chain mixes slowly along the intercepts' prior-only ridge;
+    # up to 10 iterations per draw keep its Monte Carlo error well inside the 0.1 sd below.
     firefly = FireflySoftmaxClassifier(acceptance=Firefly(softmax_bound=softmax_bound),
-                                       n_samples=20_000, thin=1, **common).fit(X, y)
+                                       n_samples=20_000, **common).fit(X, y)
     reference = np.concatenate([exact.posterior_.get("coef", flat=True).reshape(-1, 6),
                                 exact.posterior_.get("intercept", flat=True)], axis=1)
     draws = np.concatenate([firefly.posterior_.get("coef", flat=True).reshape(-1, 6),
