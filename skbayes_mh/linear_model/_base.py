@@ -81,15 +81,18 @@ class LinearMHEstimator(BaseEstimator):
                                       else "minibatch")
         return resolve_acceptance(self.acceptance)
 
-    def _proposal(self, acceptance, uses_control_variates):
+    def _proposal(self, acceptance, uses_control_variates, full_covariance):
         """``proposal="auto"``: Hamiltonian paths where a gradient is at hand (every row's for
-        the exact tests, the control variates' proxy for the subsampling tests), the
-        estimator's choice for Firefly, the random walk otherwise."""
+        the exact tests, the control variates' proxy for the subsampling tests) and the
+        proposal shape is a full covariance, the estimator's choice for Firefly, the random
+        walk otherwise (above the full-covariance cut-off a path of diagonally preconditioned
+        leapfrog steps costs ~10x a random-walk step for no better mixing: docs/choosing.md).
+        """
         if not (isinstance(self.proposal, str) and self.proposal == "auto"):
             return resolve_proposal(self.proposal)
         if acceptance.name == "firefly":
             return resolve_proposal(self._firefly_proposal)
-        if not acceptance.subsampling or uses_control_variates:
+        if full_covariance and (not acceptance.subsampling or uses_control_variates):
             return resolve_proposal("hmc")
         return resolve_proposal("random_walk")
 
@@ -133,7 +136,7 @@ class LinearMHEstimator(BaseEstimator):
         if "lipschitz" in acceptance.get_params() and acceptance.lipschitz is None:
             acceptance.set_params(lipschitz=target.lipschitz)  # the model's, shown in acceptance_
         self.control_variates_ = acceptance.uses_control_variates(target)
-        proposal = self._proposal(acceptance, self.control_variates_)
+        proposal = self._proposal(acceptance, self.control_variates_, full)
         self.acceptance_, self.proposal_ = acceptance, proposal
         bound = cv = None
         if acceptance.name == "firefly":
