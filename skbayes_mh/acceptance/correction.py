@@ -3,7 +3,6 @@ import functools
 import numbers
 
 import numpy as np
-from scipy.special import ndtr
 from sklearn.utils import check_random_state
 
 from ._build_correction import TABLE_PATH, build_correction, sup_error
@@ -105,12 +104,6 @@ class CorrectionDistribution:
         """
         rng = check_random_state(random_state)
         return rng.choice(self.support, size=n, p=self.weights)
-
-    def cdf_with_gaussian(self, y):
-        """CDF of ``N(0, sigma^2) + C_sigma`` at ``y`` (array-like): the approximation of the
-        standard logistic CDF that the test relies on."""
-        y = np.asarray(y, dtype=float)
-        return ndtr((y[..., None] - self.support) / self.sigma) @ self.weights
 
     def __repr__(self):
         return f"CorrectionDistribution(sigma={self.sigma!r})"
