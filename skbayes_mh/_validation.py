@@ -46,7 +46,9 @@ def check_jitted_writer(function, name, example_args, out_shape):
 
 
 def check_array(array, name, ndim):
-    """float64, C-contiguous, finite, non-empty array of ``ndim`` dimensions."""
+    """float64, C-contiguous, finite, non-empty array of ``ndim`` dimensions (an array that
+    already is one, e.g. an ``np.memmap``, is returned as it is, checked chunk by chunk on
+    every core without temporaries of its size)."""
     try:
         array = np.ascontiguousarray(array, dtype=np.float64)
     except (TypeError, ValueError) as error:
@@ -55,8 +57,12 @@ def check_array(array, name, ndim):
         raise ValueError(f"{name} must be a {ndim}-D array; got shape {array.shape}.")
     if array.size == 0:
         raise ValueError(f"{name} is empty (shape {array.shape}).")
-    if not np.all(np.isfinite(array)):
-        raise ValueError(f"{name} contains NaN or infinity.")
+    from ._passes import first_bad_row, map_stripes
+
+    bad = [row for row in map_stripes(lambda start, stop: first_bad_row(array, start, stop),
+                                      array.shape[0]) if row >= 0]
+    if bad:
+        raise ValueError(f"{name} contains NaN or infinity (first in row {min(bad)}).")
     return array
 
 

@@ -1,4 +1,5 @@
 """Each small numba kernel against a NumPy/SciPy reference."""
+import itertools
 import math
 
 import numpy as np
@@ -6,10 +7,11 @@ import pytest
 from scipy import stats
 from scipy.special import log_expit
 
-from skbayes_mh._kernels._common import draw_without_replacement, log_sigmoid, sample_discrete
+from skbayes_mh._kernels._common import log_sigmoid, sample_discrete
 from skbayes_mh._kernels._jit import STATUS_BAD_LOGLIK, STATUS_OK
 from skbayes_mh._kernels.minibatch import berry_esseen_bound
 from skbayes_mh._kernels.passes import row_sums
+from skbayes_mh._kernels.pool import draw_rows, make_pool, new_pool
 from skbayes_mh._validation import read_only
 from skbayes_mh.sampling._api import _row_target
 
@@ -38,21 +40,39 @@ def test_loglik_sum_flags_nan_and_passes_minus_inf():
     assert status == STATUS_OK and total == -math.inf
 
 
-def test_draw_without_replacement_gives_uniform_distinct_rows():
-    n, k, trials = 50, 7, 20_000
+@pytest.mark.parametrize("dense", [True, False])
+def test_random_rows_are_uniform_subsets(dense):
+    """Both pools draw every subset of k rows with probability 1 / C(n, k), also when a
+    batch grows in two steps, and each new batch starts afresh."""
+    n, k, trials = 10, 4, 42_000
     rng = np.random.default_rng(1)
-    pool = np.arange(n)
-    counts = np.zeros(n)
+    pool = new_pool(n, dense)
+    subsets = {subset: 0 for subset in itertools.combinations(range(n), k)}
+    first = np.zeros(n)
     for _ in range(trials):
-        draw_without_replacement(pool, 0, 3, rng)
-        draw_without_replacement(pool, 3, k - 3, rng)  # growing a batch keeps it distinct
-        chosen = pool[:k]
-        assert np.unique(chosen).size == k
-        counts[chosen] += 1
-    assert sorted(pool) == list(range(n))
-    # Every row is included with probability k / n.
+        draw_rows(pool, 0, 3, rng)
+        draw_rows(pool, 3, k - 3, rng)  # growing a batch keeps it distinct
+        chosen = pool[0][:k]
+        subsets[tuple(sorted(chosen))] += 1
+        first[chosen[0]] += 1
+    counts = np.array(list(subsets.values()))
+    assert counts.sum() == trials
     assert stats.chisquare(counts).pvalue > 1e-3
-    assert counts.sum() == trials * k
+    assert stats.chisquare(first).pvalue > 1e-3
+
+
+@pytest.mark.parametrize("n", [1, 7, 5000])
+def test_sparse_pool_draws_every_row_once_as_it_grows(n):
+    """Drawing all n rows gives a permutation (the sparse table doubles on the way), and so
+    does the next batch after the table is cleared."""
+    rng = np.random.default_rng(2)
+    pool = make_pool(n, False)
+    for _ in range(2):
+        draw_rows(pool, 0, 1, rng)
+        draw_rows(pool, 1, n - 1, rng)
+        assert sorted(pool[0]) == list(range(n))
+    # The table held at most one entry per drawn row, at a load factor of at most 1/2.
+    assert pool[3][0] <= n and pool[3][0] <= 2 ** pool[3][1] // 2
 
 
 @pytest.mark.parametrize("x", [-800.0, -30.0, -1.0, 0.0, 2.5, 40.0, 800.0])

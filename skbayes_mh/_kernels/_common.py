@@ -1,5 +1,5 @@
-"""Small kernels shared by the samplers: the one place that draws random rows, numerically
-stable scalar helpers, a discrete draw, and row prefetching."""
+"""Small kernels shared by the samplers: numerically stable scalar helpers, a discrete draw,
+and row prefetching."""
 import math
 
 from llvmlite import ir
@@ -8,24 +8,6 @@ from numba.extending import intrinsic
 from numba.np.arrayobj import make_array, populate_array
 
 from ._jit import jit
-
-
-@jit
-def draw_without_replacement(index_pool, start, count, rng):
-    """Extend a random subset by ``count`` rows, without replacement.
-
-    A partial Fisher-Yates shuffle: on return ``index_pool[start:start + count]`` holds
-    rows drawn uniformly from those not in ``index_pool[:start]``. ``index_pool`` is any
-    permutation of ``0..N-1`` (it is left permuted for the next call).
-    """
-    n = index_pool.shape[0]
-    for j in range(start, start + count):
-        # A uniform integer in [j, n) from one double: ``rng.integers`` costs ~100 ns in numba,
-        # this ~5 ns; the non-uniformity is at most (n - j) / 2**53.
-        k = min(j + int(rng.random() * (n - j)), n - 1)
-        held = index_pool[j]
-        index_pool[j] = index_pool[k]
-        index_pool[k] = held
 
 
 @jit(inline="always")

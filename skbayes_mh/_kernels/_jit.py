@@ -35,6 +35,7 @@ VECTOR = types.Array(F8, 1, "C")
 MATRIX = types.Array(F8, 2, "C")
 INDEX = types.Array(I8, 1, "C")
 FLAGS = types.Array(BOOL, 1, "C")
+BYTES = types.Array(types.uint8, 1, "C")
 RNG = types.NumPyRandomGeneratorType("NumPyRandomGeneratorType")
 
 

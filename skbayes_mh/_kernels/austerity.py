@@ -15,7 +15,7 @@ from .subsample import BATCH_GROWN, early_outcome, grow_batch
 
 @jit
 def austerity_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
-                     workspace, index_pool, scratch, rng):
+                     workspace, pool, scratch, rng):
     """Accept iff the mean of the tempered per-row log ratios ``lambda_i`` exceeds
     ``mu0 = (log u - log_psi) / N``, decided on a minibatch as soon as a t-test is confident.
     See ``mh.decide`` for the shared signature.
@@ -34,7 +34,7 @@ def austerity_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, t
     count = 0
     while True:
         outcome, count, mean, sample_variance = grow_batch(
-            spec, theta, theta_prop, cv, inv_temperature, index_pool, scratch, count,
+            spec, theta, theta_prop, cv, inv_temperature, pool, scratch, count,
             min(batch_size, n_data - count), rng, sums, workspace[0])
         if outcome != BATCH_GROWN:
             return early_outcome(outcome, count)

@@ -72,7 +72,7 @@ def ratio_range(theta, theta_prop, test, cv, inv_temperature, work):
 
 @jit
 def confidence_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
-                      workspace, index_pool, scratch, rng):
+                      workspace, pool, scratch, rng):
     """Accept iff the mean of the tempered per-row log ratios ``lambda_i`` exceeds
     ``psi = (log u - log_psi) / N``, decided when a concentration bound separates them.
     See ``mh.decide`` for the shared signature.
@@ -95,7 +95,7 @@ def confidence_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, 
     while True:
         round_index += 1
         outcome, count, mean, sample_variance = grow_batch(
-            spec, theta, theta_prop, cv, inv_temperature, index_pool, scratch, count,
+            spec, theta, theta_prop, cv, inv_temperature, pool, scratch, count,
             target - count, rng, sums, workspace[0])
         if outcome != BATCH_GROWN:
             return early_outcome(outcome, count)

@@ -11,15 +11,18 @@ once, so each evaluation costs ``O(d^2)`` plus one likelihood query per bright p
 model supplies its link and its per-row bound in ``u`` (``specs.py``); the kernel does the
 rest. Every ``l_n`` and ``b_n`` here is tempered and weighted (``w_n / K`` times the row's).
 
-The bright set is the paper's arr/tab structure: ``order`` lists the points bright first
-(``order[:n_bright]``) then dark, and ``position`` is its inverse, so brightening, darkening,
-the i-th bright and the i-th dark point are O(1).
+The bright set is a bit per row (``bright_bits``, N / 8 bytes) and the list of the bright
+rows (``bright_rows[:n_bright]``), with each bright point's cached ``l - b`` (and gradient
+in ``u``) at the same position: brightening appends, darkening compacts the list, and a
+dark point is found by testing its bit. The per-point arrays are reserved at N entries but
+only their first ``n_bright`` are ever written, so memory follows the bright set, not N.
 
 The parameter update is any of the shared ones (``proposals.py``, ``slice.py``) on the
 pseudo-posterior ``p(theta | z)``, accepted exactly; then the brightness update given
 theta: ``IMPLICIT`` (Algorithm 2: every bright point proposed dark, each dark point proposed
-bright with probability ``q_db``, visited by geometric jumps) or ``EXPLICIT`` (Algorithm 1:
-``resample_count`` random points redrawn from ``p(z_n | theta)``).
+bright with probability ``q_db``, visited by geometric jumps over the rows that skip the
+bright ones) or ``EXPLICIT`` (Algorithm 1: ``resample_count`` random points redrawn from
+``p(z_n | theta)``).
 """
 import math
 from collections import namedtuple
@@ -27,12 +30,12 @@ from collections import namedtuple
 import numpy as np
 from numba import types
 
-from ._common import (borrow, borrow_workspace, draw_without_replacement, keep_alive,
-                      log_expm1)
-from ._jit import (BOOL, F8, FLAGS, I8, INDEX, MATRIX, RNG, STATUS_BAD_LOGLIK, STATUS_OK, VECTOR,
-                   by_data_dtype, entry_kernel, jit)
+from ._common import borrow, borrow_workspace, keep_alive, log_expm1
+from ._jit import (BOOL, BYTES, F8, FLAGS, I8, INDEX, MATRIX, RNG, STATUS_BAD_LOGLIK,
+                   STATUS_OK, VECTOR, by_data_dtype, entry_kernel, jit)
 from .linear import add_gradient, block_width, linear_u
 from .mh import log_prior_total
+from .pool import DENSE_POOL_MAX_ROWS, draw_rows, make_pool
 from .proposals import MALA, SLICE, propose, proposal_log_ratio
 from .rows import make_workspace, row_weight
 from .slice import register_target, slice_update
@@ -73,9 +76,13 @@ def point_terms(spec, bound, theta, i, inv_temperature, want_slope, slope, work,
     """``(l_i, b_i)`` at ``theta`` (tempered and weighted); with ``want_slope``, ``slope``
     receives ``d(l_i - b_i) / du``."""
     u, _, _, d1, d2 = work
-    bound_slope, coefficient_l, coefficient_a = bound_work
+    bound_slope, coefficient_l, coefficient_a, u_tangent = bound_work
     linear_u(spec, theta, i, u)
-    u_tangent = bound.tangent_u[i]
+    if bound.tangent_u.shape[0] > 0:
+        for a in range(u_tangent.shape[0]):
+            u_tangent[a] = bound.tangent_u[i, a]
+    else:
+        linear_u(spec, bound.tangent, i, u_tangent)
     y = float(spec.y[i])
     scale = row_weight(spec.weights, i) * inv_temperature
     loglik = spec.link(u, y, spec.params, 1 if want_slope else 0, d1, d2)
@@ -89,9 +96,18 @@ def point_terms(spec, bound, theta, i, inv_temperature, want_slope, slope, work,
 
 @jit
 def make_bound_work(spec):
-    """Scratch for :func:`point_terms`: the bound's slope and its coefficients ``l``, ``A``."""
+    """Scratch for :func:`point_terms`: the bound's slope, its coefficients ``l``, ``A``, and
+    the row's ``u`` at the tangent parameters."""
     m = spec.n_outputs + spec.n_extra
-    return (np.empty(m), np.empty(spec.n_outputs), np.empty((spec.n_outputs, spec.n_outputs)))
+    return (np.empty(m), np.empty(spec.n_outputs), np.empty((spec.n_outputs, spec.n_outputs)),
+            np.empty(m))
+
+
+@jit(inline="always")
+def borrow_bound_work(bound_work):
+    """:func:`borrow` each scratch array of :func:`make_bound_work`."""
+    return (borrow(bound_work[0]), borrow(bound_work[1]), borrow(bound_work[2]),
+            borrow(bound_work[3]))
 
 
 @jit
@@ -121,16 +137,17 @@ def collapsed(bound, theta, n_linear, want_grad, gradient):
 
 
 @jit
-def pseudo_posterior(spec, prior, bound, theta, order, n_bright, inv_temperature, diffs,
+def pseudo_posterior(spec, prior, bound, theta, bright_rows, n_bright, inv_temperature, diffs,
                      want_grad, gradient, slopes, work, bound_work):
-    """``(log p(theta, z), status)`` up to a constant for the bright set ``order[:n_bright]``:
-    ``n_bright`` likelihood queries. ``diffs[p]`` receives ``l - b`` of the ``p``-th bright
-    point; with ``want_grad``, ``gradient`` is set to the gradient and ``slopes[p]`` to the
-    point's ``d(l - b) / du``."""
+    """``(log p(theta, z), status)`` up to a constant for the bright set
+    ``bright_rows[:n_bright]``: ``n_bright`` likelihood queries. ``diffs[p]`` receives
+    ``l - b`` of the ``p``-th bright point; with ``want_grad``, ``gradient`` is set to the
+    gradient and ``slopes[p]`` to the point's ``d(l - b) / du``."""
     spec, prior, bound, work, bound_work = (rebind(spec), rebind(prior), rebind(bound),
                                             rebind(work), rebind(bound_work))
-    theta, order, diffs, gradient, slopes = (rebind(theta), rebind(order), rebind(diffs),
-                                             rebind(gradient), rebind(slopes))
+    theta, bright_rows, diffs, gradient, slopes = (rebind(theta), rebind(bright_rows),
+                                                   rebind(diffs), rebind(gradient),
+                                                   rebind(slopes))
     n_linear = spec.n_outputs * block_width(spec)
     if want_grad:
         gradient[:] = 0.0
@@ -140,7 +157,7 @@ def pseudo_posterior(spec, prior, bound, theta, order, n_bright, inv_temperature
         return math.nan, status
     value += prior_value
     for p in range(n_bright):
-        i = order[p]
+        i = bright_rows[p]
         loglik, log_bound = point_terms(spec, bound, theta, i, inv_temperature, want_grad,
                                         slopes[p], work, bound_work)
         diff = loglik - log_bound
@@ -155,44 +172,34 @@ def pseudo_posterior(spec, prior, bound, theta, order, n_bright, inv_temperature
 
 #: What the slice update evaluates in this sampler: the pseudo-posterior given the bright set
 #: (``diffs`` receives the bright points' ``l - b`` at the last point evaluated).
-PseudoPosteriorContext = namedtuple("PseudoPosteriorContext", "spec prior bound order n_bright "
-                                    "inv_temperature diffs slopes work bound_work")
+PseudoPosteriorContext = namedtuple("PseudoPosteriorContext", "spec prior bound bright_rows "
+                                    "n_bright inv_temperature diffs slopes work bound_work")
 
 
 @jit
 def _pseudo_value(context, point):
-    spec, prior, bound, order, n_bright, inv_temperature, diffs, slopes, work, bound_work = context
-    return pseudo_posterior(spec, prior, bound, point, order, n_bright, inv_temperature, diffs,
-                            False, point, slopes, work, bound_work)
+    (spec, prior, bound, bright_rows, n_bright, inv_temperature, diffs, slopes, work,
+     bound_work) = context
+    return pseudo_posterior(spec, prior, bound, point, bright_rows, n_bright, inv_temperature,
+                            diffs, False, point, slopes, work, bound_work)
 
 
 register_target(PseudoPosteriorContext, _pseudo_value)
 
 
-@jit
-def _brighten(order, position, state, i):
-    """Move dark point ``i`` into the bright block (swap with the first dark point)."""
-    n_bright = state[0]
-    j = order[n_bright]
-    p = position[i]
-    order[n_bright] = i
-    order[p] = j
-    position[i] = n_bright
-    position[j] = p
-    state[0] = n_bright + 1
+@jit(inline="always")
+def is_bright(bright_bits, i):
+    """Whether row ``i`` is bright."""
+    return (bright_bits[i >> 3] >> (i & 7)) & 1 == 1
 
 
-@jit
-def _darken(order, position, state, i):
-    """Move bright point ``i`` out of the bright block (swap with the last bright point)."""
-    last = state[0] - 1
-    j = order[last]
-    p = position[i]
-    order[last] = i
-    order[p] = j
-    position[i] = last
-    position[j] = p
-    state[0] = last
+@jit(inline="always")
+def _set_bit(bright_bits, i, bright):
+    mask = 1 << (i & 7)
+    if bright:
+        bright_bits[i >> 3] = bright_bits[i >> 3] | mask
+    else:
+        bright_bits[i >> 3] = bright_bits[i >> 3] & (255 - mask)
 
 
 @jit(inline="always")
@@ -204,26 +211,40 @@ def _gap(spec, bound, theta, i, inv_temperature, want_slope, slope, work, bound_
 
 
 @jit(inline="always")
-def _make_bright(spec, order, position, state, point_diff, point_slope, gradient, want_grad, i,
-                 diff, slope):
-    """Brighten dark point ``i`` with ``l - b = diff`` (and slope ``slope`` for MALA's
-    gradient); returns its term of the log pseudo-posterior."""
-    _brighten(order, position, state, i)
-    point_diff[i] = diff
+def _make_bright(spec, bright_rows, bright_bits, state, point_diff, point_slope, gradient,
+                 want_grad, i, diff, slope):
+    """Append dark point ``i`` to the bright list with ``l - b = diff`` (and slope ``slope``
+    for MALA's gradient); returns its term of the log pseudo-posterior."""
+    p = state[0]
+    bright_rows[p] = i
+    _set_bit(bright_bits, i, True)
+    point_diff[p] = diff
     if want_grad:
         add_gradient(spec, i, slope, 1.0 / -math.expm1(-diff), gradient)
-        point_slope[i] = slope
+        point_slope[p] = slope
+    state[0] = p + 1
     return log_expm1(diff)
 
 
 @jit(inline="always")
-def _make_dark(spec, order, position, state, point_diff, point_slope, gradient, want_grad, i):
-    """Darken bright point ``i`` from its cached ``l - b`` and slope (no query); returns the
-    term it leaves the log pseudo-posterior."""
-    _darken(order, position, state, i)
+def _leave(spec, bright_rows, bright_bits, point_diff, point_slope, gradient, want_grad, p):
+    """Darken the bright point at position ``p`` from its cached ``l - b`` and slope (no
+    query; the caller closes the gap in the list); returns the term it leaves the log
+    pseudo-posterior."""
+    i = bright_rows[p]
+    _set_bit(bright_bits, i, False)
     if want_grad:
-        add_gradient(spec, i, point_slope[i], -1.0 / -math.expm1(-point_diff[i]), gradient)
-    return log_expm1(point_diff[i])
+        add_gradient(spec, i, point_slope[p], -1.0 / -math.expm1(-point_diff[p]), gradient)
+    return log_expm1(point_diff[p])
+
+
+@jit(inline="always")
+def _move(bright_rows, point_diff, point_slope, want_grad, source, destination):
+    """Move the bright list's entry ``source`` to ``destination``."""
+    bright_rows[destination] = bright_rows[source]
+    point_diff[destination] = point_diff[source]
+    if want_grad:
+        point_slope[destination] = point_slope[source]
 
 
 @jit
@@ -233,19 +254,18 @@ def _bright_probability(diff):
 
 
 @jit
-def initialise_loop(spec, bound, theta, inv_temperature, order, position, state, point_diff,
-                    rng):
+def initialise_loop(spec, bound, theta, inv_temperature, bright_rows, bright_bits, state,
+                    point_diff, rng):
     """Draw every ``z_n`` from ``p(z_n | theta)`` (N queries): the chain starts with the
-    brightness variables in equilibrium given theta. Returns the status."""
+    brightness variables in equilibrium given theta. ``bright_bits`` must be all 0.
+    Returns the status."""
     n = spec.X.shape[0]
     m = spec.n_outputs + spec.n_extra
-    owners = (make_workspace(spec, theta.shape[0]), make_bound_work(spec), np.empty(m))
+    owners = (make_workspace(spec, theta.shape[0]), make_bound_work(spec), np.empty(m),
+              np.empty((1, m)))
     work = borrow_workspace(owners[0])
-    bound_work = (borrow(owners[1][0]), borrow(owners[1][1]), borrow(owners[1][2]))
+    bound_work = borrow_bound_work(owners[1])
     slope = borrow(owners[2])
-    for i in range(n):
-        order[i] = i
-        position[i] = i
     state[0] = 0
     for i in range(n):
         loglik, log_bound = point_terms(spec, bound, theta, i, inv_temperature, False, slope,
@@ -254,22 +274,22 @@ def initialise_loop(spec, bound, theta, inv_temperature, order, position, state,
         if math.isnan(diff):
             return STATUS_BAD_LOGLIK
         if rng.random() < _bright_probability(diff):
-            _brighten(order, position, state, i)
-            point_diff[i] = diff
+            _make_bright(spec, bright_rows, bright_bits, state, point_diff, owners[3], slope,
+                         False, i, diff, slope)
     keep_alive(owners)
     return STATUS_OK
 
 
 @jit
 def firefly_loop(spec, prior, bound, proposal, inv_temperature, resample, q_db, resample_count,
-                 theta, order, position, state, point_diff, point_slope, gradient, current, rng,
-                 out_draws, out_accepted, out_queries, out_bright, out_lp):
+                 theta, bright_rows, bright_bits, state, point_diff, point_slope, gradient,
+                 current, rng, out_draws, out_accepted, out_queries, out_bright, out_lp):
     """Run ``out_draws.shape[0]`` Firefly iterations in place.
 
-    The state: ``theta``; the bright set ``order``, ``position``, ``state[0]`` (the bright
-    count); ``point_diff[n]`` (``l_n - b_n``) and, for MALA, ``point_slope[n]`` (its
-    gradient in ``u``) of the bright points at theta, so that darkening a point costs no
-    query; ``gradient`` (MALA) and ``current[0]``, the log pseudo-posterior at theta (NaN:
+    The state: ``theta``; the bright set ``bright_rows[:state[0]]`` and ``bright_bits``;
+    ``point_diff[p]`` (``l - b``) and, for MALA, ``point_slope[p]`` (its gradient in ``u``)
+    of the ``p``-th bright point at theta, so that darkening a point costs no query;
+    ``gradient`` (MALA) and ``current[0]``, the log pseudo-posterior at theta (NaN:
     recomputed here, with the gradient). Per iteration the outputs receive theta, whether
     the parameter update moved, the likelihood queries, the bright count after the
     iteration and the log pseudo-posterior.
@@ -277,7 +297,8 @@ def firefly_loop(spec, prior, bound, proposal, inv_temperature, resample, q_db, 
     Returns ``(status, iteration)``.
     """
     spec, prior, bound, proposal = rebind(spec), rebind(prior), rebind(bound), rebind(proposal)
-    theta, order, position, state = rebind(theta), rebind(order), rebind(position), rebind(state)
+    theta, bright_rows, bright_bits, state = (rebind(theta), rebind(bright_rows),
+                                              rebind(bright_bits), rebind(state))
     point_diff, point_slope, gradient, current = (rebind(point_diff), rebind(point_slope),
                                                   rebind(gradient), rebind(current))
     n = spec.X.shape[0]
@@ -286,34 +307,35 @@ def firefly_loop(spec, prior, bound, proposal, inv_temperature, resample, q_db, 
     # Scratch, borrowed (see ``_common.borrow``) and kept alive to the end.
     owners = (make_workspace(spec, d), make_bound_work(spec), np.empty((6, d)), np.empty(m))
     work = borrow_workspace(owners[0])
-    bound_work = (borrow(owners[1][0]), borrow(owners[1][1]), borrow(owners[1][2]))
+    bound_work = borrow_bound_work(owners[1])
     vectors = (borrow(owners[2][0]), borrow(owners[2][1]), borrow(owners[2][2]))
     noise = borrow(owners[2][3])
     proposal_point = borrow(owners[2][4])
     proposal_gradient = borrow(owners[2][5])
     slope = borrow(owners[3])
+    # Indexed by bright position: reserved at N, written up to the bright count.
     diffs = np.empty(n)
-    candidates = np.empty(n, dtype=np.int64)
-    index_pool = np.arange(n if resample == EXPLICIT else 0)  # O(N): only where it is used
     want_grad = proposal.kind == MALA
     slopes = np.empty((n if want_grad else 1, m))
+    explicit_rows = n if resample == EXPLICIT else 0
+    pool = make_pool(explicit_rows, explicit_rows <= DENSE_POOL_MAX_ROWS)
 
     if math.isnan(current[0]):
-        value, status = pseudo_posterior(spec, prior, bound, theta, order, state[0],
+        value, status = pseudo_posterior(spec, prior, bound, theta, bright_rows, state[0],
                                          inv_temperature, diffs, want_grad, gradient, slopes,
                                          work, bound_work)
         if status != STATUS_OK:
             return status, 0
         current[0] = value
         for p in range(state[0]):
-            point_diff[order[p]] = diffs[p]
+            point_diff[p] = diffs[p]
             if want_grad:
-                point_slope[order[p]] = slopes[p]
+                point_slope[p] = slopes[p]
     # The bright points' part of the log pseudo-posterior, from the cached differences (no
     # queries), then kept current through every move and brightness change.
     bright_part = 0.0
     for p in range(state[0]):
-        bright_part += log_expm1(point_diff[order[p]])
+        bright_part += log_expm1(point_diff[p])
     value = current[0]
     collapsed_part = value - bright_part
     for it in range(out_draws.shape[0]):
@@ -321,8 +343,8 @@ def firefly_loop(spec, prior, bound, proposal, inv_temperature, resample, q_db, 
         n_bright = state[0]
         accepted = False
         if proposal.kind == SLICE:
-            context = PseudoPosteriorContext(spec, prior, bound, order, n_bright, inv_temperature,
-                                             diffs, slopes, work, bound_work)
+            context = PseudoPosteriorContext(spec, prior, bound, bright_rows, n_bright,
+                                             inv_temperature, diffs, slopes, work, bound_work)
             value, accepted, n_evaluations, status = slice_update(
                 context, theta, value, proposal, rng, vectors[0], vectors[1], proposal_point)
             queries += n_evaluations * n_bright
@@ -330,7 +352,7 @@ def firefly_loop(spec, prior, bound, proposal, inv_temperature, resample, q_db, 
                 return status, it
         else:
             propose(proposal, theta, gradient, rng, noise, vectors, proposal_point)
-            proposed, status = pseudo_posterior(spec, prior, bound, proposal_point, order,
+            proposed, status = pseudo_posterior(spec, prior, bound, proposal_point, bright_rows,
                                                 n_bright, inv_temperature, diffs, want_grad,
                                                 proposal_gradient, slopes, work, bound_work)
             queries += n_bright
@@ -348,69 +370,75 @@ def firefly_loop(spec, prior, bound, proposal, inv_temperature, resample, q_db, 
         if accepted:
             bright_part = 0.0
             for p in range(n_bright):
-                i = order[p]
-                point_diff[i] = diffs[p]
+                point_diff[p] = diffs[p]
                 bright_part += log_expm1(diffs[p])
                 if want_grad:
-                    point_slope[i] = slopes[p]
+                    point_slope[p] = slopes[p]
             collapsed_part = value - bright_part
 
-        # Brightness update given theta.
+        # Brightness update given theta: one Metropolis-Hastings update of every z_n from
+        # its value at the start of this step (the order does not matter: given theta the
+        # z_n are independent).
         if resample == IMPLICIT:
-            n_dark = n - n_bright
-            n_candidates = 0
-            if q_db >= 1.0:
-                for p in range(n_dark):
-                    candidates[n_candidates] = order[n_bright + p]
-                    n_candidates += 1
-            elif q_db > 0.0:
-                log_stay = math.log1p(-q_db)
-                p = -1
+            # Dark -> bright, each dark point proposed with probability q_db (one query
+            # each), appended after the points bright at the start.
+            if q_db > 0.0:
+                log_stay = math.log1p(-q_db) if q_db < 1.0 else -math.inf
+                i = -1
                 while True:
-                    p += 1 + int(math.log(1.0 - rng.random()) / log_stay)
-                    if p >= n_dark:
+                    i += 1 if q_db >= 1.0 else 1 + int(math.log(1.0 - rng.random()) / log_stay)
+                    if i >= n:
                         break
-                    candidates[n_candidates] = order[n_bright + p]
-                    n_candidates += 1
-            # Bright -> dark (proposed with probability 1): cached l - b, no query.
-            p = 0
-            while p < state[0] and p < n_bright:
-                i = order[p]
-                if rng.random() * math.expm1(point_diff[i]) < q_db:
-                    bright_part -= _make_dark(spec, order, position, state, point_diff,
-                                              point_slope, gradient, want_grad, i)
-                    n_bright -= 1  # the last bright point moved to p: visit it next
+                    if is_bright(bright_bits, i):
+                        continue
+                    queries += 1
+                    diff = _gap(spec, bound, theta, i, inv_temperature, want_grad, slope, work,
+                                bound_work)
+                    if math.isnan(diff):
+                        return STATUS_BAD_LOGLIK, it
+                    if diff > 0.0 and rng.random() * q_db < math.expm1(diff):
+                        bright_part += _make_bright(spec, bright_rows, bright_bits, state,
+                                                    point_diff, point_slope, gradient,
+                                                    want_grad, i, diff, slope)
+            # Bright -> dark (proposed with probability 1) for the points bright at the
+            # start: cached l - b, no query; the list is compacted in place.
+            kept = 0
+            for p in range(n_bright):
+                if rng.random() * math.expm1(point_diff[p]) < q_db:
+                    bright_part -= _leave(spec, bright_rows, bright_bits, point_diff,
+                                          point_slope, gradient, want_grad, p)
                 else:
-                    p += 1
-            # Dark -> bright (proposed with probability q_db): one query each.
-            for c in range(n_candidates):
-                i = candidates[c]
-                queries += 1
-                diff = _gap(spec, bound, theta, i, inv_temperature, want_grad, slope, work,
-                            bound_work)
-                if math.isnan(diff):
-                    return STATUS_BAD_LOGLIK, it
-                if diff > 0.0 and rng.random() * q_db < math.expm1(diff):
-                    bright_part += _make_bright(spec, order, position, state, point_diff,
-                                                point_slope, gradient, want_grad, i, diff, slope)
+                    if kept != p:
+                        _move(bright_rows, point_diff, point_slope, want_grad, p, kept)
+                    kept += 1
+            for p in range(n_bright, state[0]):
+                _move(bright_rows, point_diff, point_slope, want_grad, p, kept)
+                kept += 1
+            state[0] = kept
         else:
-            draw_without_replacement(index_pool, 0, resample_count, rng)
+            draw_rows(pool, 0, resample_count, rng)
             for c in range(resample_count):
-                i = index_pool[c]
+                i = pool[0][c]
                 queries += 1
                 diff = _gap(spec, bound, theta, i, inv_temperature, want_grad, slope, work,
                             bound_work)
                 if math.isnan(diff):
                     return STATUS_BAD_LOGLIK, it
-                bright = position[i] < state[0]
+                bright = is_bright(bright_bits, i)
                 make_bright = rng.random() < _bright_probability(diff)
                 # theta has not moved since point i's cached difference: only changes matter.
                 if make_bright and not bright:
-                    bright_part += _make_bright(spec, order, position, state, point_diff,
-                                                point_slope, gradient, want_grad, i, diff, slope)
+                    bright_part += _make_bright(spec, bright_rows, bright_bits, state,
+                                                point_diff, point_slope, gradient, want_grad,
+                                                i, diff, slope)
                 elif bright and not make_bright:
-                    bright_part -= _make_dark(spec, order, position, state, point_diff,
-                                              point_slope, gradient, want_grad, i)
+                    p = 0
+                    while bright_rows[p] != i:
+                        p += 1
+                    bright_part -= _leave(spec, bright_rows, bright_bits, point_diff,
+                                          point_slope, gradient, want_grad, p)
+                    state[0] -= 1
+                    _move(bright_rows, point_diff, point_slope, want_grad, state[0], p)
         value = collapsed_part + bright_part
         out_draws[it] = theta
         out_accepted[it] = accepted
@@ -422,19 +450,19 @@ def firefly_loop(spec, prior, bound, proposal, inv_temperature, resample, q_db, 
     return STATUS_OK, -1
 
 
-_FIREFLY_ARGS = (PRIOR, FIREFLY_BOUND, PROPOSAL, F8, I8, F8, I8, VECTOR, INDEX, INDEX, INDEX,
+_FIREFLY_ARGS = (PRIOR, FIREFLY_BOUND, PROPOSAL, F8, I8, F8, I8, VECTOR, INDEX, BYTES, INDEX,
                  VECTOR, MATRIX, VECTOR, VECTOR, RNG, MATRIX, FLAGS, INDEX, INDEX, VECTOR)
 
 
 @entry_kernel(*[types.Tuple((I8, I8))(spec, *_FIREFLY_ARGS) for spec in LINEAR_SPECS],
               select=by_data_dtype)
 def firefly_linear(spec, prior, bound, proposal, inv_temperature, resample, q_db, resample_count,
-                   theta, order, position, state, point_diff, point_slope, gradient, current, rng,
-                   out_draws, out_accepted, out_queries, out_bright, out_lp):
+                   theta, bright_rows, bright_bits, state, point_diff, point_slope, gradient,
+                   current, rng, out_draws, out_accepted, out_queries, out_bright, out_lp):
     """:func:`firefly_loop` for a linear-predictor model."""
     return firefly_loop(linear_view(spec), prior_view(prior), bound_view(bound),
                         proposal_view(proposal), inv_temperature, resample, q_db, resample_count,
-                        borrow(theta), order, position, state, point_diff, point_slope,
+                        borrow(theta), bright_rows, bright_bits, state, point_diff, point_slope,
                         borrow(gradient), current, rng, out_draws, out_accepted, out_queries,
                         out_bright, out_lp)
 
@@ -469,13 +497,13 @@ def bound_coefficients(spec, bound, start, stop, constants, linear, curvatures, 
     return STATUS_OK
 
 
-@entry_kernel(*[I8(spec, FIREFLY_BOUND, VECTOR, F8, INDEX, INDEX, INDEX, VECTOR, RNG)
+@entry_kernel(*[I8(spec, FIREFLY_BOUND, VECTOR, F8, INDEX, BYTES, INDEX, VECTOR, RNG)
                 for spec in LINEAR_SPECS], select=by_data_dtype)
-def firefly_initialise(spec, bound, theta, inv_temperature, order, position, state, point_diff,
-                       rng):
+def firefly_initialise(spec, bound, theta, inv_temperature, bright_rows, bright_bits, state,
+                       point_diff, rng):
     """:func:`initialise_loop` for a linear-predictor model."""
     return initialise_loop(linear_view(spec), bound_view(bound), borrow(theta),
-                           inv_temperature, order, position, state, point_diff, rng)
+                           inv_temperature, bright_rows, bright_bits, state, point_diff, rng)
 
 
 @entry_kernel(*[I8(spec, FIREFLY_BOUND, VECTOR, F8, MATRIX) for spec in LINEAR_SPECS],
@@ -488,7 +516,7 @@ def firefly_terms(spec, bound, theta, inv_temperature, out):
     m = model.n_outputs + model.n_extra
     owners = (make_workspace(model, theta.shape[0]), make_bound_work(model), np.empty(m))
     work = borrow_workspace(owners[0])
-    bound_work = (borrow(owners[1][0]), borrow(owners[1][1]), borrow(owners[1][2]))
+    bound_work = borrow_bound_work(owners[1])
     theta = borrow(theta)
     for i in range(model.X.shape[0]):
         out[i, 0], out[i, 1] = point_terms(model, bounds, theta, i, inv_temperature, False,
@@ -499,18 +527,18 @@ def firefly_terms(spec, bound, theta, inv_temperature, out):
 
 @entry_kernel(*[types.Tuple((F8, I8))(spec, PRIOR, FIREFLY_BOUND, VECTOR, INDEX, I8, F8, BOOL,
                                       VECTOR) for spec in LINEAR_SPECS], select=by_data_dtype)
-def firefly_pseudo_posterior(spec, prior, bound, theta, order, n_bright, inv_temperature,
+def firefly_pseudo_posterior(spec, prior, bound, theta, bright_rows, n_bright, inv_temperature,
                              want_grad, gradient):
-    """:func:`pseudo_posterior` for the bright set ``order[:n_bright]``: its value and, with
+    """:func:`pseudo_posterior` for the bright set ``bright_rows[:n_bright]``: its value and, with
     ``want_grad``, its gradient in ``gradient`` (for checking the gradient)."""
     model = linear_view(spec)
     m = model.n_outputs + model.n_extra
     n = model.X.shape[0]
     owners = (make_workspace(model, theta.shape[0]), make_bound_work(model))
     work = borrow_workspace(owners[0])
-    bound_work = (borrow(owners[1][0]), borrow(owners[1][1]), borrow(owners[1][2]))
+    bound_work = borrow_bound_work(owners[1])
     value, status = pseudo_posterior(model, prior_view(prior), bound_view(bound), borrow(theta),
-                                     order, n_bright, inv_temperature, np.empty(n), want_grad,
+                                     bright_rows, n_bright, inv_temperature, np.empty(n), want_grad,
                                      gradient, np.empty((n, m)), work, bound_work)
     keep_alive(owners)
     return value, status

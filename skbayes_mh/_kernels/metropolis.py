@@ -6,7 +6,7 @@ from ._jit import STATUS_OK, jit
 
 @jit
 def metropolis_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
-                      workspace, index_pool, scratch, rng):
+                      workspace, pool, scratch, rng):
     """Accept iff ``log(u) < Delta`` with ``u ~ U(0, 1)``; ``Delta`` is the full-data log
     ratio the sampler computed. See ``mh.decide`` for the shared signature."""
     return math.log(rng.random()) < delta, 0, STATUS_OK

@@ -5,14 +5,15 @@ control-variate proxy sums, for either kind of model (``specs.py``).
 Every decision kernel has the signature::
 
     decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv, workspace,
-           index_pool, scratch, rng) -> (is_accepted, n_data_read, status)
+           pool, scratch, rng) -> (is_accepted, n_data_read, status)
 
 ``log_psi`` is the log prior ratio plus the log proposal ratio, plus, with control
 variates, the change of the proxies' full-data sum (tempered). ``delta`` is the exact
 full-data log ratio, which the loop computes for the exact tests only (NaN for the
 subsampling tests, which estimate it from rows). ``workspace`` is ``(row scratch,
-parameter-space scratch)``; ``index_pool`` a permutation of ``0..N-1`` that minibatches
-are drawn from; ``scratch`` a length-N buffer.
+parameter-space scratch)``; ``pool`` the random-row pool minibatches are drawn from
+(``pool.py``); ``scratch`` a length-N buffer (reserved: only the batch's entries are
+written, so only they occupy memory).
 """
 import math
 from collections import namedtuple
@@ -31,6 +32,7 @@ from .priors import log_prior_and_gradient
 from .proposals import (HMC, MALA, SLICE, hmc_step_count, propose, proposal_log_ratio,
                         shape_times, shape_transpose_times)
 from ._common import borrow, borrow_workspace, keep_alive
+from .pool import DENSE_POOL_MAX_ROWS, POOL, make_pool
 from .rows import make_workspace, n_rows, row_loglik, row_loglik_gradient, spec_log_prior
 from .slice import register_target, slice_update
 from .specs import CONTROL_VARIATES, LINEAR_SPECS, PRIOR, PROPOSAL, ROW_SPEC, TEST
@@ -53,22 +55,22 @@ def is_exact(kind):
 
 @jit
 def decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv, workspace,
-           index_pool, scratch, rng):
+           pool, scratch, rng):
     """Dispatch to the decision kernel of ``test.kind`` (all share one signature)."""
     if test.kind == METROPOLIS:
         return metropolis_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, test,
-                                 cv, workspace, index_pool, scratch, rng)
+                                 cv, workspace, pool, scratch, rng)
     if test.kind == BARKER:
         return barker_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
-                             workspace, index_pool, scratch, rng)
+                             workspace, pool, scratch, rng)
     if test.kind == AUSTERITY:
         return austerity_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, test,
-                                cv, workspace, index_pool, scratch, rng)
+                                cv, workspace, pool, scratch, rng)
     if test.kind == CONFIDENCE:
         return confidence_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, test,
-                                 cv, workspace, index_pool, scratch, rng)
+                                 cv, workspace, pool, scratch, rng)
     return minibatch_barker_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature,
-                                   test, cv, workspace, index_pool, scratch, rng)
+                                   test, cv, workspace, pool, scratch, rng)
 
 
 @jit
@@ -224,16 +226,15 @@ def _hmc_move(spec, prior, proposal, cv, exact, inv_temperature, theta, gradient
 
 @jit
 def mh_loop(spec, prior, proposal, test, cv, inv_temperature, theta, cache, gradient,
-            index_pool, rng, out_draws, out_accepted, out_n_read, out_lp):
+            pool, rng, out_draws, out_accepted, out_n_read, out_lp):
     """Run ``out_draws.shape[0]`` iterations from the state ``(theta, cache, gradient)``,
     updated in place.
 
     ``cache[0]`` is the full-data log-likelihood at ``theta`` when known (NaN otherwise: it
     is then computed here if the test or update needs it), and ``gradient`` the log target's
     gradient at ``theta`` (MALA; current whenever ``cache[0]`` is known, recomputed
-    otherwise). ``index_pool`` is a permutation of ``0..N-1`` kept by the chain from call
-    to call (the subsampling tests draw their minibatches from it; empty for the exact
-    tests). Per iteration the outputs receive theta, whether it moved, the data rows
+    otherwise). ``pool`` is the chain's pool of random rows (``pool.py``; an empty one
+    for the exact tests). Per iteration the outputs receive theta, whether it moved, the data rows
     read, and the tempered log posterior where the full-data log-likelihood is known (NaN
     where it is not, as for the subsampling tests).
 
@@ -242,7 +243,6 @@ def mh_loop(spec, prior, proposal, test, cv, inv_temperature, theta, cache, grad
     spec, prior, proposal, test, cv = (rebind(spec), rebind(prior), rebind(proposal),
                                        rebind(test), rebind(cv))
     theta, cache, gradient = rebind(theta), rebind(cache), rebind(gradient)
-    index_pool = rebind(index_pool)
     n_iter, d = out_draws.shape
     n = n_rows(spec)
     # Scratch, borrowed (see ``_common.borrow``) and kept alive to the end.
@@ -253,8 +253,9 @@ def mh_loop(spec, prior, proposal, test, cv, inv_temperature, theta, cache, grad
     theta_prop = borrow(owners[1][4])
     gradient_prop = borrow(owners[1][5])
     buffer = np.empty(d)
-    scratch = np.empty(n)
     exact = is_exact(test.kind) or proposal.kind == SLICE
+    scratch = np.empty(0 if exact else n)
+    pool = rebind(pool)
     want_grad = proposal.kind == MALA or proposal.kind == HMC
     last = borrow(owners[2])
     context = PosteriorContext(spec, prior, inv_temperature, work, last)
@@ -337,7 +338,7 @@ def mh_loop(spec, prior, proposal, test, cv, inv_temperature, theta, cache, grad
                     log_psi += (proxy_prop - proxy_current) * inv_temperature
                 accepted, rows, status = decide(spec, theta, theta_prop, log_psi, delta,
                                                 inv_temperature, test, cv, (work, vectors),
-                                                index_pool, scratch, rng)
+                                                pool, scratch, rng)
                 n_read += rows
                 if status != STATUS_OK:
                     return status, it
@@ -369,7 +370,7 @@ def repeat_loop(spec, test, cv, theta, theta_prop, log_psi, inv_temperature, rng
     owners = (make_workspace(spec, d), np.empty((3, d)))
     work = borrow_workspace(owners[0])
     vectors = (borrow(owners[1][0]), borrow(owners[1][1]), borrow(owners[1][2]))
-    index_pool = np.arange(n)
+    pool = make_pool(n, n <= DENSE_POOL_MAX_ROWS)
     scratch = np.empty(n)
     n_accepted = 0
     n_read = 0
@@ -392,7 +393,7 @@ def repeat_loop(spec, test, cv, theta, theta_prop, log_psi, inv_temperature, rng
             delta = -math.inf if proposed == -math.inf else (
                 (proposed - current) * inv_temperature + log_psi)
         accepted, rows, status = decide(spec, theta, theta_prop, log_psi, delta, inv_temperature,
-                                        test, cv, (work, vectors), index_pool, scratch, rng)
+                                        test, cv, (work, vectors), pool, scratch, rng)
         if status != STATUS_OK:
             return n_accepted, n_read, status
         n_accepted += accepted
@@ -401,29 +402,28 @@ def repeat_loop(spec, test, cv, theta, theta_prop, log_psi, inv_temperature, rng
     return n_accepted, n_read, STATUS_OK
 
 
-_CHAIN_ARGS = (PRIOR, PROPOSAL, TEST, CONTROL_VARIATES, F8, VECTOR, VECTOR, VECTOR, INDEX, RNG,
+_CHAIN_ARGS = (PRIOR, PROPOSAL, TEST, CONTROL_VARIATES, F8, VECTOR, VECTOR, VECTOR, POOL, RNG,
                MATRIX, FLAGS, INDEX, VECTOR)
 _CHAIN_RESULT = types.Tuple((I8, I8))
 
 
 @entry_kernel(*[_CHAIN_RESULT(spec, *_CHAIN_ARGS) for spec in LINEAR_SPECS], select=by_data_dtype)
 def mh_linear(spec, prior, proposal, test, cv, inv_temperature, theta, cache, gradient,
-              index_pool, rng, out_draws, out_accepted, out_n_read, out_lp):
+              pool, rng, out_draws, out_accepted, out_n_read, out_lp):
     """:func:`mh_loop` for a linear-predictor model."""
     return mh_loop(linear_view(spec), prior_view(prior), proposal_view(proposal),
                    test_view(test), cv_view(cv), inv_temperature, borrow(theta), cache,
-                   borrow(gradient), index_pool, rng, out_draws, out_accepted, out_n_read,
+                   borrow(gradient), pool, rng, out_draws, out_accepted, out_n_read,
                    out_lp)
 
 
 @entry_kernel(_CHAIN_RESULT(ROW_SPEC, *_CHAIN_ARGS))
 def mh_rows(spec, prior, proposal, test, cv, inv_temperature, theta, cache, gradient,
-              index_pool, rng,
-            out_draws, out_accepted, out_n_read, out_lp):
+            pool, rng, out_draws, out_accepted, out_n_read, out_lp):
     """:func:`mh_loop` for a user's per-row model."""
     return mh_loop(row_view(spec), prior_view(prior), proposal_view(proposal),
                    test_view(test), cv_view(cv), inv_temperature, borrow(theta), cache,
-                   borrow(gradient), index_pool, rng, out_draws, out_accepted, out_n_read,
+                   borrow(gradient), pool, rng, out_draws, out_accepted, out_n_read,
                    out_lp)
 
 

@@ -46,7 +46,7 @@ def berry_esseen_bound(values, count, mean):
 
 @jit
 def minibatch_barker_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
-                            workspace, index_pool, scratch, rng):
+                            workspace, pool, scratch, rng):
     """Grow a random minibatch until the variance of ``Delta*`` is below ``sigma^2``, then
     accept iff ``Delta* + X_nc + X_corr > 0``. See ``mh.decide`` for the shared signature.
 
@@ -66,7 +66,7 @@ def minibatch_barker_decide(spec, theta, theta_prop, log_psi, delta, inv_tempera
     count = 0
     while True:
         outcome, count, mean, sample_variance = grow_batch(
-            spec, theta, theta_prop, cv, inv_temperature, index_pool, scratch, count,
+            spec, theta, theta_prop, cv, inv_temperature, pool, scratch, count,
             min(batch_size, n - count), rng, sums, workspace[0])
         if outcome != BATCH_GROWN:
             return early_outcome(outcome, count)

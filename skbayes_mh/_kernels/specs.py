@@ -54,9 +54,9 @@ ControlVariates = namedtuple("ControlVariates", "use center grad hess whitening 
 #: them from the row's ``u_t`` at the ``tangent`` parameters (the MAP for tuned bounds).
 #: ``tangent_u`` (N, K + extra) keeps every row's ``u_t``, computed in the pass that
 #: collapses the bounds, so that a query reads one dot product, not two (8 bytes a row for
-#: a single output). Summed over the rows the bounds collapse into
-#: ``exp(-2 v) (-w' quad w / 2 + lin . w + const) - scale_count v`` over the linear
-#: coordinates ``w`` (constants dropped).
+#: a single output); with 0 rows (tall data) a query computes ``u_t`` again. Summed over the
+#: rows the bounds collapse into ``exp(-2 v) (-w' quad w / 2 + lin . w + const) -
+#: scale_count v`` over the linear coordinates ``w`` (constants dropped).
 FireflyBound = namedtuple("FireflyBound", "coefficients tangent bound_params quad lin const "
                                           "scale_count fixed_log_scale tangent_u")
 

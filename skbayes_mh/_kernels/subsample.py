@@ -1,8 +1,8 @@
 """Growing random minibatches: the one place where the subsampling tests read data."""
 import math
 
-from ._common import draw_without_replacement
 from ._jit import STATUS_BAD_LOGLIK, STATUS_OK, jit
+from .pool import draw_rows
 from .rows import prefetch, row_terms
 from .views import rebind
 
@@ -25,7 +25,7 @@ PREFETCH_AHEAD = 4
 
 
 @jit(inline="always")
-def grow_batch(spec, theta, theta_prop, cv, inv_temperature, index_pool, scratch, count, grow,
+def grow_batch(spec, theta, theta_prop, cv, inv_temperature, pool, scratch, count, grow,
                rng, sums, work):
     """Add ``grow`` random rows (without replacement) to a minibatch of ``count`` rows.
 
@@ -47,18 +47,19 @@ def grow_batch(spec, theta, theta_prop, cv, inv_temperature, index_pool, scratch
         row), after a ``BATCH_GROWN``.
     """
     spec, cv, work = rebind(spec), rebind(cv), rebind(work)
-    theta, theta_prop, index_pool, scratch, sums = (rebind(theta), rebind(theta_prop),
-                                                    rebind(index_pool), rebind(scratch),
+    theta, theta_prop, pool, scratch, sums = (rebind(theta), rebind(theta_prop),
+                                                    rebind(pool), rebind(scratch),
                                                     rebind(sums))
-    draw_without_replacement(index_pool, count, grow, rng)
+    draw_rows(pool, count, grow, rng)
+    batch = pool[0]
     end = count + grow
     for j in range(count, min(count + PREFETCH_AHEAD, end)):
-        prefetch(spec, index_pool[j])
+        prefetch(spec, batch[j])
     shift, total, square = sums[0], sums[1], sums[2]
     for j in range(count, end):
         if j + PREFETCH_AHEAD < end:
-            prefetch(spec, index_pool[j + PREFETCH_AHEAD])
-        proposed, current, proxy = row_terms(spec, theta, theta_prop, cv, index_pool[j], work)
+            prefetch(spec, batch[j + PREFETCH_AHEAD])
+        proposed, current, proxy = row_terms(spec, theta, theta_prop, cv, batch[j], work)
         if (math.isnan(proposed) or math.isnan(current) or math.isnan(proxy)
                 or proposed == math.inf or current == math.inf):
             return BATCH_BAD_LOGLIK, j + 1, math.nan, math.nan

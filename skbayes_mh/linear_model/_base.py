@@ -3,6 +3,7 @@ validate -> data (read where they are) -> model and prior -> MAP and Laplace -> 
 acceptance test and proposal -> seed the chains -> run them in parallel -> split the draws.
 Each estimator file keeps its own parameters, documentation, model and predictions."""
 import numbers
+import time
 import warnings
 
 import numpy as np
@@ -10,9 +11,11 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import Bunch
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import diagnostics
+from .._passes import encode_labels, first_bad_row, scan_data
 from .._validation import read_only
 from ..acceptance import ACCEPTANCE_TESTS, AcceptanceTest, resolve_acceptance
 from ..models import LinearData
@@ -115,6 +118,38 @@ class LinearMHEstimator(BaseEstimator):
         return BuiltinPrior(kind, scales, locations, n_outputs=n_outputs, block=width,
                             intercept=self.fit_intercept)
 
+    def _fit_data(self, X, y, classes=False):
+        """``X`` and ``y`` for ``fit``, validated without copying them: float64 or float32
+        ``X`` (a C-contiguous ``np.memmap`` included) is read where it is, and one parallel
+        pass finds the first row with NaN or infinity (an error naming it) and what ``fit``
+        needs of ``y`` (see :func:`~skbayes_mh._passes.scan_data`).
+
+        Returns
+        -------
+        X, y : the validated arrays (views of the input when it needs no conversion)
+        summary : dict
+            ``classes`` (with ``classes``), or ``min``, ``mean`` and ``std`` of ``y``.
+        """
+        try:
+            X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C",
+                                 ensure_all_finite=False, y_numeric=not classes)
+        except ValueError as error:  # scikit-learn checks y itself: add the row
+            values = np.asarray(y)
+            if not (str(error).startswith("Input y contains") and values.ndim == 1
+                    and values.dtype.kind == "f"):
+                raise
+            row = first_bad_row(values, 0, values.shape[0])
+            raise ValueError(f"{str(error).rstrip('.')} (first in row {row}).") from None
+        self._setup = (time.perf_counter(), {"validation": 1.0})
+        summary = scan_data(X, y, classes)
+        if classes:
+            check_classification_targets(summary["classes"])
+        return X, y, summary
+
+    def _class_indices(self, y, dtype):
+        """``y`` as indices into ``classes_`` in ``dtype`` (``y`` itself when it already is)."""
+        return encode_labels(y, self.classes_, dtype)
+
     def _linear_data(self, X, y_model):
         """The data as the kernels read them: ``X`` where it is, ``y`` encoded."""
         X = read_only(np.ascontiguousarray(X))
@@ -142,12 +177,19 @@ class LinearMHEstimator(BaseEstimator):
         if acceptance.name == "firefly":
             bound = model.firefly_bound(data, theta_map, acceptance.bound,
                                       target.inv_temperature)
+        started, passes = getattr(self, "_setup", (time.perf_counter(), {}))
+        passes["map_laplace"] = float(target.n_passes)
+        if acceptance.name == "firefly":
+            passes["firefly_bounds"] = 1.0
+            passes["firefly_start"] = float(self.n_chains)  # each chain's brightness draw
         if self.control_variates_:
             # Taylor proxies at the MAP; the confidence sampler also bounds the residuals'
             # range in the Laplace-whitened distance from it.
-            cv, _ = control_variates(
+            cv, passes["control_variates"] = control_variates(
                 target, whitening_covariance=covariance if acceptance.name == "confidence"
                 else None)
+        self.data_passes_ = Bunch(**passes, total=float(sum(passes.values())))
+        self.setup_time_ = time.perf_counter() - started
         seeds = chain_seeds(self.random_state, self.n_chains)
         start_sd = np.sqrt(np.diag(covariance) if covariance.ndim == 2 else covariance)
         thin = self._thin(acceptance)

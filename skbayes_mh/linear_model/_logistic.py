@@ -4,7 +4,7 @@ import numpy as np
 from scipy.special import expit, logit
 from sklearn.base import ClassifierMixin
 from sklearn.utils import Bunch
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..models import LogisticModel
@@ -99,6 +99,13 @@ class MinibatchMHLogisticRegression(ClassifierMixin, LinearMHEstimator):
         split R-hat and bulk and tail effective sample sizes (arviz-stats). ``fit`` warns
         with a ``ConvergenceWarning`` naming the worst parameter when an R-hat exceeds 1.01
         or a bulk ESS is below 100 per chain.
+    data_passes_ : Bunch
+        Full passes over the data the fit made: ``validation``, ``map_laplace`` (a
+        subsample's as a fraction), ``control_variates``, Firefly's ``firefly_bounds`` and
+        ``firefly_start`` (one per chain), and their ``total``.
+    setup_time_ : float
+        Seconds from the start of ``fit`` to the start of the chains (validation, MAP and
+        Laplace, control variates or Firefly's bounds).
 
     References
     ----------
@@ -138,18 +145,17 @@ class MinibatchMHLogisticRegression(ClassifierMixin, LinearMHEstimator):
         self
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
-        check_classification_targets(y)
-        self.classes_, y_encoded = np.unique(y, return_inverse=True)
+        X, y, summary = self._fit_data(X, y, classes=True)
+        self.classes_ = summary["classes"]
         if self.classes_.size < 2:
             raise ValueError(f"This solver needs samples of 2 classes in the data, but the "
                              f"data contain only one class: {self.classes_[0]!r}.")
         if self.classes_.size > 2:
             raise ValueError(
                 f"Only binary classification is supported. The type of the target is "
-                f"{type_of_target(y)} ({self.classes_.size} classes); "
+                f"{type_of_target(self.classes_)} ({self.classes_.size} classes); "
                 "use skbayes_mh.FireflySoftmaxClassifier for multiclass problems.")
-        data = self._linear_data(X, y_encoded)
+        data = self._linear_data(X, self._class_indices(y, X.dtype))
         prior = self._prior(GAUSSIAN, data, 1, self.prior_scale, self.intercept_prior_scale)
         draws, stats = self._sample_posterior(data, LogisticModel(), prior,
                                               self._acceptance(X.shape[0]))

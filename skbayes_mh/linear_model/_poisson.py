@@ -4,7 +4,6 @@ tests."""
 import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.validation import validate_data
 
 from ..models import PoissonModel
 from ..models._prior import GAUSSIAN, LAPLACE
@@ -87,6 +86,13 @@ class MinibatchMHPoissonRegression(RegressorMixin, LinearMHEstimator):
         split R-hat and bulk and tail effective sample sizes (arviz-stats). ``fit`` warns
         with a ``ConvergenceWarning`` naming the worst parameter when an R-hat exceeds 1.01
         or a bulk ESS is below 100 per chain.
+    data_passes_ : Bunch
+        Full passes over the data the fit made: ``validation``, ``map_laplace`` (a
+        subsample's as a fraction), ``control_variates``, Firefly's ``firefly_bounds`` and
+        ``firefly_start`` (one per chain), and their ``total``.
+    setup_time_ : float
+        Seconds from the start of ``fit`` to the start of the chains (validation, MAP and
+        Laplace, control variates or Firefly's bounds).
 
     See Also
     --------
@@ -132,10 +138,10 @@ class MinibatchMHPoissonRegression(RegressorMixin, LinearMHEstimator):
         self
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
-        if np.any(y < 0):
+        X, y, summary = self._fit_data(X, y)
+        if summary["min"] < 0:
             raise ValueError(f"MinibatchMHPoissonRegression needs non-negative counts y; the "
-                             f"smallest is {y.min()!r}.")
+                             f"smallest is {summary['min']!r}.")
         data = self._linear_data(X, y)
         prior = self._prior(_PRIORS[self.prior], data, 1, self.prior_scale,
                             self.intercept_prior_scale)

@@ -99,6 +99,13 @@ class RobustTRegression(RegressorMixin, LinearMHEstimator):
         split R-hat and bulk and tail effective sample sizes (arviz-stats). ``fit`` warns
         with a ``ConvergenceWarning`` naming the worst parameter when an R-hat exceeds 1.01
         or a bulk ESS is below 100 per chain.
+    data_passes_ : Bunch
+        Full passes over the data the fit made: ``validation``, ``map_laplace`` (a
+        subsample's as a fraction), ``control_variates``, Firefly's ``firefly_bounds`` and
+        ``firefly_start`` (one per chain), and their ``total``.
+    setup_time_ : float
+        Seconds from the start of ``fit`` to the start of the chains (validation, MAP and
+        Laplace, control variates or Firefly's bounds).
 
     References
     ----------
@@ -148,7 +155,7 @@ class RobustTRegression(RegressorMixin, LinearMHEstimator):
         self
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        X, y, summary = self._fit_data(X, y)
         n_features = X.shape[1]
         n_coefficients = n_features + int(self.fit_intercept)
         if self.scale is None and X.shape[0] <= n_coefficients:
@@ -157,8 +164,8 @@ class RobustTRegression(RegressorMixin, LinearMHEstimator):
                 f"n_samples = {X.shape[0]} for {n_coefficients} coefficients: the data can "
                 f"be fitted exactly and the posterior of the scale is then improper. Fix "
                 f"`scale` or add data.")
-        spread = float(np.std(y)) or 1.0
-        center = float(np.mean(y)) if self.fit_intercept else 0.0
+        spread = summary["std"] or 1.0
+        center = summary["mean"] if self.fit_intercept else 0.0
         data = self._linear_data(X, y)
         model = StudentTModel(self.nu, None if self.scale is None else np.log(self.scale))
         intercept_scale = (10.0 * spread if self.intercept_prior_scale is None

@@ -8,16 +8,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._kernels._jit import STATUS_OK
+from .._passes import PASS_CHUNK, chunks, map_stripes
 from .._validation import read_only
 from .._kernels.firefly import bound_coefficients
 from .._kernels.passes import linear_derivatives
 from .._kernels.specs import FireflyBound
 from ._optimize import find_map, laplace_covariance, newton_map
 
-#: Rows per chunk of a full-data pass (bounds the temporaries at a few MB per column).
-PASS_CHUNK = 65_536
 #: Rows of the random subsample whose MAP starts Newton's method on a tall data set.
 MAP_SUBSAMPLE_ROWS = 50_000
+#: Up to this many rows Firefly keeps each row's linear predictors at the bounds' tangent
+#: (8 bytes a row per output); above, a query computes them again.
+TANGENT_CACHE_MAX_ROWS = 1 << 20
 
 
 @dataclass
@@ -53,8 +55,7 @@ class LinearData:
 
     def chunks(self, size=PASS_CHUNK):
         """``(start, stop)`` of consecutive row ranges."""
-        for start in range(0, self.n_rows, size):
-            yield start, min(start + size, self.n_rows)
+        return chunks(0, self.n_rows, size)
 
     def subsample(self, n_rows, random_state=0):
         """``n_rows`` random rows (a copy, in their original order) whose weights are scaled
@@ -70,10 +71,14 @@ class LinearData:
 
     def max_row_norm(self):
         """``max_i |[x_i, 1]|`` (the 1 with an intercept), in one pass."""
-        largest = 0.0
-        for start, stop in self.chunks():
-            X = np.asarray(self.X[start:stop], dtype=np.float64)
-            largest = max(largest, float(np.max(np.einsum("ij,ij->i", X, X))))
+        def stripe(begin, end):
+            largest = 0.0
+            for start, stop in chunks(begin, end):
+                X = np.asarray(self.X[start:stop], dtype=np.float64)
+                largest = max(largest, float(np.max(np.einsum("ij,ij->i", X, X))))
+            return largest
+
+        largest = max(map_stripes(stripe, self.n_rows))
         return float(np.sqrt(largest + int(self.intercept)))
 
     def design_sum(self, start, stop, values):
@@ -97,6 +102,12 @@ class LinearData:
             return gram
         side = X.T @ values
         return np.block([[gram, side[:, None]], [side[None, :], np.array([[values.sum()]])]])
+
+
+def _chunk_rows(m, n_rows):
+    """Rows per chunk for per-row ``(m, m)`` derivative buffers: ``PASS_CHUNK``, fewer for
+    many outputs (about 8 MB of buffers a thread)."""
+    return max(1, min(PASS_CHUNK, n_rows, 1_000_000 // (m * m)))
 
 
 class LinearModel:
@@ -172,32 +183,36 @@ class LinearModel:
         K, E, block = self.n_outputs, self.n_extra, data.block
         m = K + E
         d = theta.size
-        value = 0.0
-        gradient = np.zeros(d)
-        hessian = np.zeros((d, d) if full else d)
-        size = min(PASS_CHUNK, data.n_rows)
-        values = np.empty(size)
-        slopes = np.empty((size, m))
-        curvatures = np.empty((size, m, m))
-        for start, stop in data.chunks(size):
-            rows = stop - start
-            status = linear_derivatives(spec, theta, start, stop, order, values, slopes,
-                                        curvatures)
-            if status != STATUS_OK:
-                raise ValueError(f"The log-likelihood is not finite in rows {start} to "
-                                 f"{stop - 1} at these parameters.")
-            value += values[:rows].sum()
-            if order < 1:
-                continue
-            slope = slopes[:rows]
-            linear = data.design_sum(start, stop, slope[:, :K])  # (block, K)
-            gradient[:K * block] += linear.T.ravel()
-            gradient[K * block:] += slope[:, K:].sum(axis=0)
-            if order < 2:
-                continue
-            curvature = curvatures[:rows]
-            self._add_hessian(data, start, stop, curvature, hessian, full)
-        return value, gradient, hessian
+        size = _chunk_rows(m, data.n_rows)
+
+        def stripe(begin, end):
+            value = 0.0
+            gradient = np.zeros(d)
+            hessian = np.zeros((d, d) if full else d)
+            values = np.empty(size)
+            slopes = np.empty((size, m))
+            curvatures = np.empty((size, m, m))
+            for start, stop in chunks(begin, end, size):
+                rows = stop - start
+                status = linear_derivatives(spec, theta, start, stop, order, values, slopes,
+                                            curvatures)
+                if status != STATUS_OK:
+                    raise ValueError(f"The log-likelihood is not finite in rows {start} to "
+                                     f"{stop - 1} at these parameters.")
+                value += values[:rows].sum()
+                if order < 1:
+                    continue
+                slope = slopes[:rows]
+                linear = data.design_sum(start, stop, slope[:, :K])  # (block, K)
+                gradient[:K * block] += linear.T.ravel()
+                gradient[K * block:] += slope[:, K:].sum(axis=0)
+                if order >= 2:
+                    self._add_hessian(data, start, stop, curvatures[:rows], hessian, full)
+            return value, gradient, hessian
+
+        parts = map_stripes(stripe, data.n_rows)
+        return (sum(part[0] for part in parts), np.sum([part[1] for part in parts], axis=0),
+                np.sum([part[2] for part in parts], axis=0))
 
     def _add_hessian(self, data, start, stop, curvature, hessian, full):
         K, E, block = self.n_outputs, self.n_extra, data.block
@@ -306,36 +321,51 @@ class LinearModel:
         params = np.ascontiguousarray(self.firefly_bound_params(bound), dtype=np.float64)
         K, block = self.n_outputs, data.block
         n_linear = K * block
-        quad = np.zeros((n_linear, n_linear))
-        lin = np.zeros(n_linear)
-        const = 0.0
-        scale_count = 0.0
         fixed_log_scale = float(self.bound_log_scale)
-        tangent_u = np.empty((data.n_rows, K + self.n_extra))
+        # Each row's u at the tangent, kept for the queries up to TANGENT_CACHE_MAX_ROWS
+        # rows (one dot product a query instead of two); recomputed per query above.
+        cache = data.n_rows <= TANGENT_CACHE_MAX_ROWS
+        m = K + self.n_extra
+        tangent_u = np.empty((data.n_rows if cache else 0, m))
         placeholder = (type(self).bound_coefficients, tangent, params, np.zeros((0, 0)),
                        np.zeros(0), 0.0, 0.0, fixed_log_scale, tangent_u[:0])
         spec = self.spec(data)
-        size = min(PASS_CHUNK, data.n_rows)
-        constants = np.empty(size)
-        linear = np.empty((size, K))
-        curvatures = np.empty((size, K, K))
-        scale_terms = np.empty(size)
-        for start, stop in data.chunks(size):
-            rows = stop - start
-            status = bound_coefficients(spec, placeholder, start, stop, constants, linear,
-                                        curvatures, scale_terms, tangent_u[start:stop])
-            if status != STATUS_OK:
-                raise ValueError(f"Firefly's bounds are not finite in rows {start} to "
-                                 f"{stop - 1}.")
-            const += constants[:rows].sum()
-            scale_count += scale_terms[:rows].sum()
-            lin += data.design_sum(start, stop, linear[:rows]).T.ravel()
-            for k in range(K):
-                for m in range(k, K):
-                    gram = data.design_gram(start, stop, curvatures[:rows, k, m])
-                    quad[k * block:(k + 1) * block, m * block:(m + 1) * block] += gram
-                    if m != k:
-                        quad[m * block:(m + 1) * block, k * block:(k + 1) * block] += gram.T
+        size = _chunk_rows(K, data.n_rows)
+
+        def stripe(begin, end):
+            quad = np.zeros((n_linear, n_linear))
+            lin = np.zeros(n_linear)
+            const = scale_count = 0.0
+            constants = np.empty(size)
+            linear = np.empty((size, K))
+            curvatures = np.empty((size, K, K))
+            scale_terms = np.empty(size)
+            chunk_u = np.empty((size, m))
+            for start, stop in chunks(begin, end, size):
+                rows = stop - start
+                status = bound_coefficients(spec, placeholder, start, stop, constants, linear,
+                                            curvatures, scale_terms, chunk_u)
+                if status != STATUS_OK:
+                    raise ValueError(f"Firefly's bounds are not finite in rows {start} to "
+                                     f"{stop - 1}.")
+                if cache:
+                    tangent_u[start:stop] = chunk_u[:rows]
+                const += constants[:rows].sum()
+                scale_count += scale_terms[:rows].sum()
+                lin += data.design_sum(start, stop, linear[:rows]).T.ravel()
+                for k in range(K):
+                    for j in range(k, K):
+                        gram = data.design_gram(start, stop, curvatures[:rows, k, j])
+                        quad[k * block:(k + 1) * block, j * block:(j + 1) * block] += gram
+                        if j != k:
+                            quad[j * block:(j + 1) * block, k * block:(k + 1) * block] += gram.T
+            return quad, lin, const, scale_count
+
+        parts = map_stripes(stripe, data.n_rows)
+        quad = np.sum([part[0] for part in parts], axis=0)
+        lin = np.sum([part[1] for part in parts], axis=0)
+        const = sum(part[2] for part in parts)
+        scale_count = sum(part[3] for part in parts)
         return FireflyBound(type(self).bound_coefficients, tangent, params,
                             inv_temperature * quad, inv_temperature * lin,
                             inv_temperature * const, inv_temperature * scale_count,

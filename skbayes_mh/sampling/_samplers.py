@@ -9,6 +9,7 @@ from .._kernels._jit import (STATUS_BAD_GRADIENT, STATUS_BAD_LOG_PRIOR, STATUS_B
                              STATUS_OK)
 from .._kernels.firefly import EXPLICIT, IMPLICIT, firefly_initialise, firefly_linear
 from .._kernels.mh import mh_linear, mh_rows
+from .._kernels.pool import DENSE_POOL_MAX_ROWS, new_pool
 from ._target import no_control_variates
 
 
@@ -77,9 +78,10 @@ class MHState:
     theta: np.ndarray
     cache: np.ndarray
     gradient: np.ndarray
-    #: A permutation of the row indices the subsampling tests draw minibatches from (kept
-    #: from call to call: building it is O(N)); empty for the exact tests.
-    index_pool: np.ndarray
+    #: Where the subsampling tests draw random rows from (``_kernels/pool.py``): dense (a
+    #: permutation of the row indices, 8 bytes a row) up to ``DENSE_POOL_MAX_ROWS`` rows,
+    #: sparse above (memory for the largest minibatch only); empty for the exact tests.
+    pool: tuple
 
 
 class MetropolisHastings:
@@ -135,7 +137,8 @@ class MetropolisHastings:
     def init(self, theta, rng):
         """Start at ``theta`` (nothing is computed until the first iteration)."""
         theta = np.array(theta, dtype=np.float64)
-        pool = np.arange(0 if self.acceptance.exact else self.target.n_data, dtype=np.int64)
+        n = 0 if self.acceptance.exact else self.target.n_data
+        pool = new_pool(n, n <= DENSE_POOL_MAX_ROWS)
         return MHState(theta, np.full(1, np.nan), np.zeros(theta.size), pool)
 
     def invalidate(self, state):
@@ -163,20 +166,26 @@ class MetropolisHastings:
         status, iteration = self.kernel(
             target.spec, target.prior.as_tuple(), self.proposal_tuple(), self.test, self.cv,
             float(self.inv_temperature), state.theta, state.cache, state.gradient,
-            state.index_pool, rng, draws, accepted, n_read, lp)
+            state.pool, rng, draws, accepted, n_read, lp)
         raise_for_status(status, f"{where} iteration {iteration}")
         return {"draws": draws, "accepted": accepted, "n_data_read": n_read, "lp": lp}
 
 
 @dataclass
 class FireflyState:
-    """A Firefly chain's state: ``theta``, the bright set (``order``, ``position``,
-    ``n_bright[0]``), the bright points' ``l - b`` and its gradient in ``u``, the log
-    pseudo-posterior's gradient and value (``current[0]``, NaN when unknown)."""
+    """A Firefly chain's state: ``theta``, the bright set (``bright_rows[:n_bright[0]]``
+    and a bit per row, ``bright_bits``), the bright points' ``l - b`` and its gradient in
+    ``u`` (by position in the list), the log pseudo-posterior's gradient and value
+    (``current[0]``, NaN when unknown).
+
+    Memory: N / 8 bytes for the bits; the per-point arrays are reserved at N entries but
+    only the first ``n_bright`` (at most, the largest bright count so far) are written, so
+    only those occupy memory.
+    """
 
     theta: np.ndarray
-    order: np.ndarray
-    position: np.ndarray
+    bright_rows: np.ndarray
+    bright_bits: np.ndarray
     n_bright: np.ndarray
     point_diff: np.ndarray
     point_slope: np.ndarray
@@ -259,13 +268,14 @@ class FireflySampler:
         target = self.target
         n = target.n_data
         theta = np.array(theta, dtype=np.float64)
-        state = FireflyState(theta, np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
-                             np.zeros(1, dtype=np.int64), np.zeros(n),
-                             np.zeros((n, target.model.n_outputs + target.model.n_extra)),
+        state = FireflyState(theta, np.empty(n, dtype=np.int64),
+                             np.zeros((n + 7) // 8, dtype=np.uint8),
+                             np.zeros(1, dtype=np.int64), np.empty(n),
+                             np.empty((n, target.model.n_outputs + target.model.n_extra)),
                              np.zeros(theta.size), np.full(1, np.nan))
         status = firefly_initialise(target.spec, self.bound, state.theta,
-                                    float(self.inv_temperature), state.order, state.position,
-                                    state.n_bright, state.point_diff, rng)
+                                    float(self.inv_temperature), state.bright_rows,
+                                    state.bright_bits, state.n_bright, state.point_diff, rng)
         raise_for_status(status, "the starting point")
         if self.q_db is None:
             self.q_db = auto_q_db(state.n_bright[0], n)
@@ -292,7 +302,7 @@ class FireflySampler:
         status, iteration = firefly_linear(
             target.spec, target.prior.as_tuple(), self.bound, self.proposal_tuple(),
             float(self.inv_temperature), self.resample, float(self.q_db), self.resample_count,
-            state.theta, state.order, state.position, state.n_bright, state.point_diff,
+            state.theta, state.bright_rows, state.bright_bits, state.n_bright, state.point_diff,
             state.point_slope, state.gradient, state.current, rng, draws, accepted, queries,
             bright, lp)
         raise_for_status(status, f"{where} iteration {iteration}")

@@ -6,7 +6,7 @@ import numpy as np
 
 from .._kernels._jit import STATUS_OK
 from .._kernels.passes import row_sums
-from ..models._base import PASS_CHUNK
+from .._passes import chunks, map_stripes
 from ..models._optimize import FULL_COVARIANCE_MAX_DIM
 
 
@@ -108,18 +108,24 @@ class Target:
             return self.model.loglik_derivatives(self.data, theta, order, full=True)
         theta = np.ascontiguousarray(theta, dtype=np.float64)
         d = theta.size
-        gradient = np.zeros(d)
-        hessian = np.zeros((d, d))
-        total = 0.0
-        for start in range(0, self.n_data, PASS_CHUNK):
-            stop = min(start + PASS_CHUNK, self.n_data)
-            value, status = row_sums(self.spec, theta, start, stop, order, gradient, hessian)
-            if status != STATUS_OK:
-                raise ValueError(f"The log-likelihood, its gradient or its Hessian is not "
-                                 f"finite in rows {start} to {stop - 1} at the control "
-                                 f"variates' centre.")
-            total += value
-        return total, gradient, hessian
+
+        def stripe(begin, end):
+            gradient = np.zeros(d)
+            hessian = np.zeros((d, d))
+            total = 0.0
+            for start, stop in chunks(begin, end):
+                value, status = row_sums(self.spec, theta, start, stop, order, gradient,
+                                         hessian)
+                if status != STATUS_OK:
+                    raise ValueError(f"The log-likelihood, its gradient or its Hessian is not "
+                                     f"finite in rows {start} to {stop - 1} at the control "
+                                     f"variates' centre.")
+                total += value
+            return total, gradient, hessian
+
+        parts = map_stripes(stripe, self.n_data)
+        return (sum(part[0] for part in parts), np.sum([part[1] for part in parts], axis=0),
+                np.sum([part[2] for part in parts], axis=0))
 
 
 def no_control_variates(n_params):
@@ -179,12 +185,17 @@ def control_variates(target, center=None, whitening_covariance=None):
 def _whitened_radius(data, covariance, center):
     """``max_i sqrt(x_i' C x_i)`` and ``max_i x_i . center`` (``x_i`` with the intercept)."""
     block = data.block
-    radius2 = 0.0
-    eta_max = -np.inf
-    for start, stop in data.chunks():
-        X = np.asarray(data.X[start:stop], dtype=np.float64)
-        if data.intercept:
-            X = np.column_stack([X, np.ones(stop - start)])
-        radius2 = max(radius2, float(np.max(np.einsum("ij,jk,ik->i", X, covariance, X))))
-        eta_max = max(eta_max, float(np.max(X @ center[:block])))
-    return np.sqrt(radius2), eta_max
+
+    def stripe(begin, end):
+        radius2 = 0.0
+        eta_max = -np.inf
+        for start, stop in chunks(begin, end):
+            X = np.asarray(data.X[start:stop], dtype=np.float64)
+            if data.intercept:
+                X = np.column_stack([X, np.ones(stop - start)])
+            radius2 = max(radius2, float(np.max(np.einsum("ij,jk,ik->i", X, covariance, X))))
+            eta_max = max(eta_max, float(np.max(X @ center[:block])))
+        return radius2, eta_max
+
+    parts = map_stripes(stripe, data.n_rows)
+    return np.sqrt(max(part[0] for part in parts)), max(part[1] for part in parts)

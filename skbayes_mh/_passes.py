@@ -1,0 +1,135 @@
+"""Full-data passes, streamed chunk by chunk on every core.
+
+A pass splits the rows into a fixed number of contiguous stripes (so that its result does
+not depend on the number of cores), runs one stripe per thread (the numba kernels and
+NumPy's reductions release the GIL; BLAS is held to one thread meanwhile, so that the
+stripes do not compete for cores), and returns the stripes' partial results in order.
+Within a stripe a caller reads ``PASS_CHUNK`` rows at a time, so the temporaries of a pass
+stay at a few MB per thread whatever the data's size: data on disk (``np.memmap``) are read
+where they are, never loaded whole.
+"""
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+#: Rows per chunk of a full-data pass (bounds the temporaries at a few MB per column).
+PASS_CHUNK = 65_536
+#: Contiguous stripes per pass: the unit of parallel work, and of the summation order.
+PASS_STRIPES = 32
+
+
+def pass_threads():
+    """Threads a pass runs on: every core this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def stripes(n_rows, chunk=PASS_CHUNK, n_stripes=PASS_STRIPES):
+    """``(start, stop)`` of up to ``n_stripes`` contiguous row ranges, cut at multiples of
+    ``chunk`` (so every stripe reads whole chunks), covering ``0..n_rows-1``."""
+    n_chunks = max(1, -(-n_rows // chunk))
+    per_stripe = -(-n_chunks // min(n_stripes, n_chunks))
+    edges = list(range(0, n_rows, per_stripe * chunk)) + [n_rows]
+    return list(zip(edges[:-1], edges[1:])) if n_rows else []
+
+
+def chunks(start, stop, chunk=PASS_CHUNK):
+    """``(start, stop)`` of consecutive ranges of at most ``chunk`` rows."""
+    for begin in range(start, stop, chunk):
+        yield begin, min(begin + chunk, stop)
+
+
+def map_stripes(function, n_rows, chunk=PASS_CHUNK):
+    """``[function(start, stop) for each stripe]``, in order, the stripes on every core.
+
+    ``function`` reads its rows ``chunk`` at a time (see :func:`chunks`) and returns its
+    partial result. The first exception a stripe raises is raised here.
+    """
+    ranges = stripes(n_rows, chunk)
+    threads = min(pass_threads(), len(ranges))
+    if threads <= 1:
+        return [function(start, stop) for start, stop in ranges]
+    with threadpool_limits(limits=1, user_api="blas"), \
+            ThreadPoolExecutor(max_workers=threads) as executor:
+        futures = [executor.submit(function, start, stop) for start, stop in ranges]
+        return [future.result() for future in futures]
+
+
+def first_bad_row(array, start, stop):
+    """The first row in ``start..stop-1`` of ``array`` (1-D or 2-D) holding NaN or
+    infinity, or -1."""
+    for begin, end in chunks(start, stop):
+        block = np.asarray(array[begin:end])
+        with np.errstate(over="ignore", invalid="ignore"):
+            if np.isfinite(block.sum()):  # one reduction, no temporary, for the usual case
+                continue
+        finite = np.isfinite(block) if block.ndim == 1 else np.isfinite(block).all(axis=1)
+        bad = np.flatnonzero(~finite)
+        if bad.size:
+            return begin + int(bad[0])
+    return -1
+
+
+def scan_data(X, y, classes=False):
+    """One parallel pass over ``X`` (n, D) and ``y`` (n,): the first row with NaN or
+    infinity in either (a ``ValueError`` naming it), and what ``fit`` needs of ``y``.
+
+    Returns
+    -------
+    dict with ``classes`` (the sorted distinct values of ``y``, with ``classes``), or
+    ``min``, ``mean`` and ``std`` of ``y`` (numeric ``y``).
+    """
+    n = X.shape[0]
+    numeric = not classes
+
+    def stripe(start, stop):
+        bad_x = first_bad_row(X, start, stop)
+        bad_y = first_bad_row(y, start, stop) if numeric else -1
+        found = {"bad_x": bad_x, "bad_y": bad_y}
+        if classes:
+            found["classes"] = np.unique(np.concatenate(
+                [np.unique(np.asarray(y[a:b])) for a, b in chunks(start, stop)]))
+        elif bad_y < 0:
+            total = square = 0.0
+            low = np.inf
+            shift = float(y[start])
+            for a, b in chunks(start, stop):
+                block = np.asarray(y[a:b], dtype=np.float64) - shift
+                total += float(block.sum())
+                square += float(block @ block)
+                low = min(low, float(block.min()) + shift)
+            found.update(count=stop - start, shift=shift, total=total, square=square, low=low)
+        return found
+
+    parts = map_stripes(stripe, n)
+    for key, name in (("bad_x", "X"), ("bad_y", "y")):
+        rows = [part[key] for part in parts if part[key] >= 0]
+        if rows:
+            raise ValueError(f"Input {name} contains NaN or infinity (first in row {min(rows)}).")
+    if classes:
+        return {"classes": np.unique(np.concatenate([part["classes"] for part in parts]))}
+    mean = sum(p["shift"] * p["count"] + p["total"] for p in parts) / n
+    # Each stripe's sum of squares about the overall mean, from its shifted sums.
+    square = sum(p["square"] + 2 * (p["shift"] - mean) * p["total"]
+                 + p["count"] * (p["shift"] - mean) ** 2 for p in parts)
+    return {"min": min(p["low"] for p in parts), "mean": mean,
+            "std": float(np.sqrt(max(square, 0.0) / n))}
+
+
+def encode_labels(y, classes, dtype):
+    """``y`` as class indices ``0..K-1`` of ``dtype``: ``y`` itself when it already is one
+    (no copy), else a new array filled chunk by chunk on every core."""
+    if y.dtype == dtype and np.array_equal(classes, np.arange(classes.size)):
+        return y
+    encoded = np.empty(y.shape[0], dtype=dtype)
+
+    def stripe(start, stop):
+        for a, b in chunks(start, stop):
+            encoded[a:b] = np.searchsorted(classes, np.asarray(y[a:b]))
+
+    map_stripes(stripe, y.shape[0])
+    return encoded

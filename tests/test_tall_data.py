@@ -1,0 +1,133 @@
+"""Tall data: fits read an ``np.memmap`` where it is (float32 kept), full-data passes run on
+every core with a result that does not depend on their number, a NaN or infinity is named
+by its row, and the memory-bounded structures (the sparse row pool, Firefly without the
+per-row tangent cache) sample the same posterior."""
+import numpy as np
+import pytest
+
+from skbayes_mh import MinibatchMHLogisticRegression, RobustTRegression
+from skbayes_mh import _passes
+from skbayes_mh.diagnostics import mcse_mean
+from skbayes_mh.linear_model import _base
+from skbayes_mh.models import LogisticModel
+from skbayes_mh.models import _base as models_base
+from skbayes_mh.sampling import _samplers
+
+N_ROWS = 20_000
+
+
+@pytest.fixture(scope="module")
+def on_disk(tmp_path_factory):
+    """Logistic data as float32 ``.npy`` files opened as read-only memmaps."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((N_ROWS, 3)).astype(np.float32)
+    y = (rng.random(N_ROWS) < 1 / (1 + np.exp(-(X @ np.array([1.0, -0.5, 0.25]) + 0.3))))
+    folder = tmp_path_factory.mktemp("tall")
+    np.save(folder / "X.npy", X)
+    np.save(folder / "y.npy", y.astype(np.float32))
+    return (np.load(folder / "X.npy", mmap_mode="r"), np.load(folder / "y.npy", mmap_mode="r"),
+            folder)
+
+
+def spy_on_data(monkeypatch):
+    """Record the data the estimator hands to the sampler."""
+    seen = []
+    original = _base.LinearMHEstimator._linear_data
+
+    def recording(self, X, y_model):
+        data = original(self, X, y_model)
+        seen.append(data)
+        return data
+
+    monkeypatch.setattr(_base.LinearMHEstimator, "_linear_data", recording)
+    return seen
+
+
+def test_a_memmap_is_read_in_place_in_its_own_dtype(on_disk, monkeypatch):
+    X, y, _ = on_disk
+    seen = spy_on_data(monkeypatch)
+    model = MinibatchMHLogisticRegression(n_samples=50, n_burnin=50, n_chains=1,
+                                          random_state=0).fit(X, y)
+    data = seen[0]
+    assert data.X.dtype == np.float32 and np.shares_memory(data.X, X)
+    assert np.shares_memory(data.y, y)  # 0/1 labels in X's dtype need no encoding
+    assert model.coef_.dtype == np.float64  # results stay float64
+    # Validation, MAP (from a subsample) and the control variates' sums: about three passes.
+    passes = model.data_passes_
+    assert passes.validation == 1 and passes.control_variates == 0  # the MAP's last pass
+    assert 1 <= passes.map_laplace <= 6 and passes.total == pytest.approx(
+        passes.validation + passes.map_laplace + passes.control_variates)
+    assert 0 < model.setup_time_ < 60
+
+
+@pytest.mark.parametrize("target", ["X", "y"])
+def test_a_nan_or_inf_is_named_by_its_row(on_disk, target, tmp_path):
+    X, y, _ = on_disk
+    bad_row = 12_345
+    values = np.array(X if target == "X" else y)
+    values[bad_row] = np.inf if target == "X" else np.nan
+    np.save(tmp_path / "bad.npy", values)
+    bad = np.load(tmp_path / "bad.npy", mmap_mode="r")
+    arguments = (bad, y) if target == "X" else (X, bad)
+    with pytest.raises(ValueError, match=f"{target} contains .*row {bad_row}"):
+        RobustTRegression(n_samples=10, n_burnin=10, n_chains=1).fit(*arguments)
+
+
+def test_passes_do_not_depend_on_the_number_of_threads(on_disk, monkeypatch):
+    X, y, _ = on_disk
+    from _models import linear_target
+
+    target = linear_target(LogisticModel(), X, y, np.ones(4))
+    theta = target.mean + 0.1
+    results = {}
+    for threads in (1, 2, 3):
+        monkeypatch.setattr(_passes, "pass_threads", lambda threads=threads: threads)
+        results[threads] = (target.loglik_derivatives(theta), _passes.scan_data(X, y))
+    for threads in (2, 3):
+        for a, b in zip(results[1][0], results[threads][0]):
+            np.testing.assert_array_equal(a, b)  # the same sums in the same order
+        assert results[1][1] == results[threads][1]
+    assert _passes.scan_data(X, y)["mean"] == pytest.approx(float(np.mean(y, dtype=float)))
+    assert _passes.scan_data(X, y)["std"] == pytest.approx(float(np.std(y, dtype=float)))
+
+
+def test_stripes_cover_the_rows_in_whole_chunks():
+    for n in (1, 5, 65_536, 65_537, 10**7 + 3):
+        ranges = _passes.stripes(n)
+        assert ranges[0][0] == 0 and ranges[-1][1] == n
+        assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))
+        assert all(start % _passes.PASS_CHUNK == 0 for start, _ in ranges)
+        assert len(ranges) <= _passes.PASS_STRIPES
+
+
+def test_sparse_row_pool_and_float32_memmap_sample_the_posterior(on_disk, monkeypatch):
+    """The control-variate minibatch test drawing from the sparse pool (forced here; it is
+    the default above ~10^6 rows) on the float32 memmap agrees with the exact test on the
+    same data in memory as float64, within Monte Carlo error."""
+    X, y, _ = on_disk
+    settings = dict(n_samples=1000, n_burnin=500, n_chains=2, random_state=1)
+    exact = MinibatchMHLogisticRegression(acceptance="metropolis", **settings).fit(
+        np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64))
+    monkeypatch.setattr(_samplers, "DENSE_POOL_MAX_ROWS", 0)
+    sparse = MinibatchMHLogisticRegression(acceptance="minibatch", **settings).fit(X, y)
+    assert sparse.control_variates_ and sparse.posterior_["n_data_read"].mean() < 0.05 * N_ROWS
+    for name in ("coef", "intercept"):
+        a, b = exact.posterior_[name], sparse.posterior_[name]
+        error = np.sqrt(mcse_mean(a) ** 2 + mcse_mean(b) ** 2)
+        z = (a.mean(axis=(0, 1)) - b.mean(axis=(0, 1))) / error
+        assert np.all(np.abs(z) < 4), (name, z)
+        # Posterior sds agree within 15% (each estimated from >= a few hundred ESS).
+        np.testing.assert_allclose(a.std(axis=(0, 1)), b.std(axis=(0, 1)), rtol=0.15)
+
+
+def test_firefly_without_the_tangent_cache_is_the_same_chain(on_disk, monkeypatch):
+    """Above TANGENT_CACHE_MAX_ROWS a query recomputes each row's linear predictor at the
+    bounds' tangent instead of reading it: the same numbers, so the same draws."""
+    X, y, _ = on_disk
+    settings = dict(acceptance="firefly", n_samples=100, n_burnin=100, n_chains=1,
+                    random_state=2)
+    cached = MinibatchMHLogisticRegression(**settings).fit(X, y)
+    monkeypatch.setattr(models_base, "TANGENT_CACHE_MAX_ROWS", 0)
+    recomputed = MinibatchMHLogisticRegression(**settings).fit(X, y)
+    np.testing.assert_array_equal(cached.posterior_["coef"], recomputed.posterior_["coef"])
+    assert cached.data_passes_.firefly_bounds == 1 and cached.data_passes_.firefly_start == 1
