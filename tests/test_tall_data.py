@@ -29,6 +29,12 @@ def on_disk(tmp_path_factory):
             folder)
 
 
+@pytest.fixture(autouse=True)
+def float32_in_place(monkeypatch):
+    """Treat the test's small float32 data as tall: read in place by float32 kernels."""
+    monkeypatch.setattr(_base, "FLOAT32_IN_PLACE_MIN_BYTES", 0)
+
+
 def spy_on_data(monkeypatch):
     """Record the data the estimator hands to the sampler."""
     seen = []
@@ -58,6 +64,10 @@ def test_a_memmap_is_read_in_place_in_its_own_dtype(on_disk, monkeypatch):
     assert 1 <= passes.map_laplace <= 6 and passes.total == pytest.approx(
         passes.validation + passes.map_laplace + passes.control_variates)
     assert 0 < model.setup_time_ < 60
+    # Below FLOAT32_IN_PLACE_MIN_BYTES float32 data are converted (a small copy).
+    monkeypatch.setattr(_base, "FLOAT32_IN_PLACE_MIN_BYTES", X.nbytes + 1)
+    MinibatchMHLogisticRegression(n_samples=20, n_burnin=20, n_chains=1).fit(X, y)
+    assert seen[1].X.dtype == np.float64 and not np.shares_memory(seen[1].X, X)
 
 
 @pytest.mark.parametrize("target", ["X", "y"])

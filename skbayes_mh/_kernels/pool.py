@@ -43,7 +43,9 @@ def new_pool(n, dense):
             np.array([0, _INITIAL_BITS, 0], dtype=np.int64))
 
 
+@jit
 def _table_slots(n):
+    """The sparse table's slots: a power of two, at least 2 n (so the load stays <= 1/2)."""
     slots = 1 << _INITIAL_BITS
     while slots < 2 * n:
         slots <<= 1
@@ -57,10 +59,7 @@ def make_pool(n, dense):
     if dense:
         return (np.arange(n), np.zeros(0, dtype=np.int64), np.zeros((0, 3), dtype=np.int64),
                 np.array([0, 0, 1]))
-    slots = 1 << _INITIAL_BITS
-    while slots < 2 * n:
-        slots <<= 1
-    return (np.empty(n, dtype=np.int64), np.zeros(slots, dtype=np.int64),
+    return (np.empty(n, dtype=np.int64), np.zeros(_table_slots(n), dtype=np.int64),
             np.empty((n, 3), dtype=np.int64), np.array([0, _INITIAL_BITS, 0]))
 
 

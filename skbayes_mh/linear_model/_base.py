@@ -33,6 +33,10 @@ AUTO_EXACT_MAX_ROWS = 5000
 #: ``thin="auto"``: at most this many iterations per kept draw for the tests that read a
 #: minibatch per iteration (and Firefly); the full-data tests keep every iteration.
 AUTO_MAX_THIN = 10
+#: float32 ``X`` of at least this many bytes is read in place by float32 kernels; smaller
+#: float32 data are converted to float64 (a copy that costs nothing at that size, and no
+#: second set of kernels to compile).
+FLOAT32_IN_PLACE_MIN_BYTES = 1 << 26
 #: A fit warns when some parameter's rank-normalised split R-hat exceeds this ...
 MAX_RHAT = 1.01
 #: ... or its bulk effective sample size is below this many per chain (Vehtari et al. 2021).
@@ -120,7 +124,8 @@ class LinearMHEstimator(BaseEstimator):
 
     def _fit_data(self, X, y, classes=False):
         """``X`` and ``y`` for ``fit``, validated without copying them: float64 or float32
-        ``X`` (a C-contiguous ``np.memmap`` included) is read where it is, and one parallel
+        ``X`` (a C-contiguous ``np.memmap`` included) is read where it is (float32 from
+        :data:`FLOAT32_IN_PLACE_MIN_BYTES` up; below, a float64 copy), and one parallel
         pass finds the first row with NaN or infinity (an error naming it) and what ``fit``
         needs of ``y`` (see :func:`~skbayes_mh._passes.scan_data`).
 
@@ -140,6 +145,8 @@ class LinearMHEstimator(BaseEstimator):
                 raise
             row = first_bad_row(values, 0, values.shape[0])
             raise ValueError(f"{str(error).rstrip('.')} (first in row {row}).") from None
+        if X.dtype == np.float32 and X.nbytes < FLOAT32_IN_PLACE_MIN_BYTES:
+            X = X.astype(np.float64)
         self._setup = (time.perf_counter(), {"validation": 1.0})
         summary = scan_data(X, y, classes)
         if classes:
