@@ -1,12 +1,13 @@
 """skbayes_mh: scikit-learn-compatible Bayesian estimators for tall data, with minibatch
 Metropolis-Hastings acceptance tests and Firefly Monte Carlo."""
 from . import acceptance, proposals
+from .consensus import ConsensusMonteCarlo
 from .linear_model import (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
                            MinibatchMHPoissonRegression, RobustTRegression)
 from .sampling import SampleResult, acceptance_probability, sample
 
 __version__ = "0.1.0"
 
-__all__ = ["FireflySoftmaxClassifier", "MinibatchMHLogisticRegression",
+__all__ = ["ConsensusMonteCarlo", "FireflySoftmaxClassifier", "MinibatchMHLogisticRegression",
            "MinibatchMHPoissonRegression", "RobustTRegression", "SampleResult", "acceptance",
            "acceptance_probability", "proposals", "sample"]

@@ -105,7 +105,12 @@ def scan_data(X, y, classes=False):
             found.update(count=stop - start, shift=shift, total=total, square=square, low=low)
         return found
 
-    parts = map_stripes(stripe, n)
+    return combine_scans(map_stripes(stripe, n), n, classes)
+
+
+def combine_scans(parts, n, classes):
+    """:func:`scan_data`'s result from its parts' (stripes or blocks, in row order): an
+    error naming the first bad row, the classes, or ``y``'s mean, sd and minimum."""
     for key, name in (("bad_x", "X"), ("bad_y", "y")):
         rows = [part[key] for part in parts if part[key] >= 0]
         if rows:

@@ -8,7 +8,9 @@ estimators use these instead, with their scales passed as data.
 last coordinate is the log of a scale ``s`` (a noise standard deviation) with an
 exponential prior of mean ``scales[-1]`` on ``s``, i.e. ``log p = eta - exp(eta) / mean``
 in ``eta = log s`` (Jacobian included), and the base prior covers the other coordinates:
-coordinate ``k`` has the base density at ``(theta_k - locations_k) / scales_k``.
+coordinate ``k`` has the base density at ``(theta_k - locations_k) / scales_k``. The whole
+log density is multiplied by ``power``: 1 for the prior itself, ``1 / S`` for the prior of
+one of ``S`` shards whose sub-posteriors are combined (consensus Monte Carlo).
 
 With feature ``means`` (not empty), each block's intercept ``b_k`` is replaced in its prior
 by the intercept at the mean of the features, ``b_k + means . w_k``: the intercept of
@@ -45,6 +47,7 @@ def log_prior_and_gradient(prior, theta, want_grad, gradient):
     """Log density of the built-in ``prior`` at ``theta``, up to a constant; with
     ``want_grad``, its gradient is added to ``gradient`` (Laplace: the sign, 0 at 0)."""
     total = 0.0
+    power = prior.power
     d = theta.shape[0]
     base = prior.kind & 3
     if prior.kind & LOG_SCALE:
@@ -52,9 +55,9 @@ def log_prior_and_gradient(prior, theta, want_grad, gradient):
         eta = theta[d]
         total += eta - math.exp(eta) / prior.scales[d]
         if want_grad:
-            gradient[d] += 1.0 - math.exp(eta) / prior.scales[d]
+            gradient[d] += power * (1.0 - math.exp(eta) / prior.scales[d])
     if base == 0:
-        return total
+        return power * total
     centred = prior.means.shape[0] > 0 and prior.intercept == 1
     for k in range(d):
         if centred and k < prior.n_outputs * prior.block and k % prior.block == prior.block - 1:
@@ -62,7 +65,7 @@ def log_prior_and_gradient(prior, theta, want_grad, gradient):
         value, slope = _base(base, theta[k] - prior.locations[k], prior.scales[k], want_grad)
         total += value
         if want_grad:
-            gradient[k] += slope
+            gradient[k] += power * slope
     if centred:
         n_features = prior.block - 1
         for k in range(prior.n_outputs):
@@ -75,7 +78,7 @@ def log_prior_and_gradient(prior, theta, want_grad, gradient):
                                  prior.scales[intercept], want_grad)
             total += value
             if want_grad:
-                gradient[intercept] += slope
+                gradient[intercept] += power * slope
                 for j in range(n_features):
-                    gradient[start + j] += prior.means[j] * slope
-    return total
+                    gradient[start + j] += power * prior.means[j] * slope
+    return power * total

@@ -26,8 +26,9 @@ LinearSpec = namedtuple("LinearSpec", "X y weights params link n_outputs n_extra
 RowSpec = namedtuple("RowSpec", "data weights loglik gradient hessian log_prior")
 #: A built-in prior (``priors.py``): ``kind``, per-coordinate ``scales`` and ``locations``,
 #: the feature ``means`` that centre each block's intercept (empty: no centring), and the
-#: block layout (``n_outputs`` blocks of ``block`` coordinates, the intercept last in each).
-Prior = namedtuple("Prior", "kind scales locations means n_outputs block intercept")
+#: block layout (``n_outputs`` blocks of ``block`` coordinates, the intercept last in each),
+#: and the ``power`` the density is raised to (1; ``1 / S`` for one of ``S`` shards).
+Prior = namedtuple("Prior", "kind scales locations means n_outputs block intercept power")
 #: A proposal (``proposals.py``): its kind, scale and shape (a lower-triangular ``factor``,
 #: or per-coordinate ``diag`` when ``factor`` is empty), the reference distribution's
 #: ``mean`` for the autoregressive proposal, and one more ``parameter``: the autoregressive
@@ -85,7 +86,7 @@ def linear_spec_type(dtype):
 
 LINEAR_SPECS = (linear_spec_type(F8), linear_spec_type(F4))
 ROW_SPEC = types.Tuple((DATA, WEIGHTS, LOGLIK, GRADIENT, HESSIAN, LOG_PRIOR))
-PRIOR = types.Tuple((I8, VECTOR, VECTOR, VECTOR, I8, I8, I8))
+PRIOR = types.Tuple((I8, VECTOR, VECTOR, VECTOR, I8, I8, I8, F8))
 PROPOSAL = types.Tuple((I8, F8, MATRIX, VECTOR, VECTOR, F8))
 TEST = types.Tuple((I8, VECTOR, VECTOR, VECTOR))
 CONTROL_VARIATES = types.Tuple((BOOL, VECTOR, VECTOR, MATRIX, MATRIX, F8, F8, F8, F8))

@@ -25,9 +25,9 @@ def row_view(spec):
 
 @jit(inline="always")
 def prior_view(prior):
-    kind, scales, locations, means, n_outputs, block, intercept = prior
+    kind, scales, locations, means, n_outputs, block, intercept, power = prior
     return Prior(kind, borrow(scales), borrow(locations), borrow(means), n_outputs, block,
-                 intercept)
+                 intercept, power)
 
 
 @jit(inline="always")

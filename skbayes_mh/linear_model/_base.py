@@ -15,15 +15,16 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import diagnostics
+from .._dask import check_dask_data, encode_dask_labels, is_dask_array, scan_dask_data
 from .._passes import encode_labels, first_bad_row, scan_data
 from .._validation import read_only
 from ..acceptance import ACCEPTANCE_TESTS, AcceptanceTest, resolve_acceptance
 from ..models import LinearData
 from ..models._prior import BuiltinPrior
 from ..proposals import PROPOSALS, Proposal, resolve_proposal
-from ..sampling import (AutoThin, FireflySampler, MetropolisHastings, Progress, QdbTuner, ScaleTuner, Shape,
-                        ShapeTuner, Target, chain_seeds, control_variates, run_chain,
-                        run_in_parallel)
+from ..sampling import (AutoThin, FireflySampler, MetropolisHastings, Progress, QdbTuner,
+                        ScaleTuner, Shape, ShapeTuner, Target, chain_seeds, control_variates,
+                        run_chain, run_in_parallel)
 
 #: Test rows per block when averaging predictions over draws (bounds memory at rows x draws).
 PREDICT_BLOCK = 1024
@@ -119,8 +120,10 @@ class LinearMHEstimator(BaseEstimator):
         if self.fit_intercept:
             scales[:, -1] = float(intercept_scale)
         scales = np.append(scales.ravel(), extra_scales)
+        shard = getattr(self, "_consensus_shard", None)
         return BuiltinPrior(kind, scales, locations, n_outputs=n_outputs, block=width,
-                            intercept=self.fit_intercept)
+                            intercept=self.fit_intercept,
+                            power=1.0 if shard is None else shard["prior_power"])
 
     def _fit_data(self, X, y, classes=False):
         """``X`` and ``y`` for ``fit``, validated without copying them: float64 or float32
@@ -129,12 +132,25 @@ class LinearMHEstimator(BaseEstimator):
         pass finds the first row with NaN or infinity (an error naming it) and what ``fit``
         needs of ``y`` (see :func:`~skbayes_mh._passes.scan_data`).
 
+        A ``dask.array`` ``X`` (with ``y`` a Dask or NumPy array) stays one: the pass runs
+        as Dask tasks, one per row block (see ``skbayes_mh/_dask.py``).
+
         Returns
         -------
         X, y : the validated arrays (views of the input when it needs no conversion)
         summary : dict
-            ``classes`` (with ``classes``), or ``min``, ``mean`` and ``std`` of ``y``.
+            ``classes`` (with ``classes``), or ``min``, ``mean`` and ``std`` of ``y``; for
+            one shard of a consensus fit, the whole data set's (so that every shard has the
+            same classes and the same data-scaled prior).
         """
+        if is_dask_array(X):
+            X, y = check_dask_data(X, y, classes)
+            self.n_features_in_ = X.shape[1]
+            if X.dtype == np.float32 and X.nbytes < FLOAT32_IN_PLACE_MIN_BYTES:
+                X = X.astype(np.float64)
+            self._setup = (time.perf_counter(), {"validation": 1.0})
+            summary = scan_dask_data(X, y, classes)
+            return X, y, self._shard_summary(summary, classes)
         try:
             X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C",
                                  ensure_all_finite=False, y_numeric=not classes)
@@ -149,16 +165,28 @@ class LinearMHEstimator(BaseEstimator):
             X = X.astype(np.float64)
         self._setup = (time.perf_counter(), {"validation": 1.0})
         summary = scan_data(X, y, classes)
+        return X, y, self._shard_summary(summary, classes)
+
+    def _shard_summary(self, summary, classes):
+        """``summary``, or the whole data set's for one shard of a consensus fit."""
+        shard = getattr(self, "_consensus_shard", None)
+        if shard is not None:
+            summary = shard["summary"]
         if classes:
             check_classification_targets(summary["classes"])
-        return X, y, summary
+        return summary
 
     def _class_indices(self, y, dtype):
         """``y`` as indices into ``classes_`` in ``dtype`` (``y`` itself when it already is)."""
+        if is_dask_array(y):
+            return encode_dask_labels(y, self.classes_, dtype)
         return encode_labels(y, self.classes_, dtype)
 
     def _linear_data(self, X, y_model):
         """The data as the kernels read them: ``X`` where it is, ``y`` encoded."""
+        if is_dask_array(X):
+            return LinearData(X, y_model.astype(X.dtype), read_only(np.zeros(0)),
+                              bool(self.fit_intercept))
         X = read_only(np.ascontiguousarray(X))
         y_model = read_only(np.ascontiguousarray(y_model, dtype=X.dtype))
         return LinearData(X, y_model, read_only(np.zeros(0)), bool(self.fit_intercept))
@@ -195,6 +223,9 @@ class LinearMHEstimator(BaseEstimator):
             cv, passes["control_variates"] = control_variates(
                 target, whitening_covariance=covariance if acceptance.name == "confidence"
                 else None)
+        if data.distributed:  # the chains read rows at random: bring them here
+            gathered = data.gathered()
+            target.data, target.spec = gathered, model.spec(gathered)
         self.data_passes_ = Bunch(**passes, total=float(sum(passes.values())))
         self.setup_time_ = time.perf_counter() - started
         seeds = chain_seeds(self.random_state, self.n_chains)
@@ -308,6 +339,15 @@ class LinearMHEstimator(BaseEstimator):
         if not variance:
             return np.concatenate(means)
         return np.concatenate(means), np.concatenate(spreads)
+
+    def _join(self, coef, intercept, extra=None):
+        """Draws of theta ``(..., d)`` from ``coef`` ``(..., K, D)``, ``intercept``
+        ``(..., K)`` and ``extra`` ``(..., E)`` (none when None): the inverse of
+        :meth:`_split`."""
+        blocks = [coef, intercept[..., None]] if self.fit_intercept else [coef]
+        linear = np.concatenate(blocks, axis=-1)
+        linear = linear.reshape(*linear.shape[:-2], -1)
+        return linear if extra is None else np.concatenate([linear, extra], axis=-1)
 
     def _split(self, draws, n_outputs, n_features):
         """``(coef, intercept, extra)`` from draws of theta: coef ``(..., K, D)``, intercept

@@ -159,13 +159,23 @@ class MinibatchMHLogisticRegression(ClassifierMixin, LinearMHEstimator):
         prior = self._prior(GAUSSIAN, data, 1, self.prior_scale, self.intercept_prior_scale)
         draws, stats = self._sample_posterior(data, LogisticModel(), prior,
                                               self._acceptance(X.shape[0]))
-        coef, intercept, _ = self._split(draws, 1, X.shape[1])
+        self._set_posterior(draws, stats)
+        return self
+
+    def _set_posterior(self, draws, stats):
+        """``posterior_``, ``diagnostics_``, ``coef_`` and ``intercept_`` from draws of theta
+        ``(n_chains, n_samples, d)``."""
+        coef, intercept, _ = self._split(draws, 1, self.n_features_in_)
         self.posterior_ = Posterior({"coef": coef[..., 0, :], "intercept": intercept[..., 0]},
                                     stats)
         self._diagnose()
         self.coef_ = coef[..., 0, :].mean(axis=(0, 1))[None, :]
         self.intercept_ = np.array([intercept.mean()])
-        return self
+
+    def _theta_draws(self):
+        """Draws of theta ``(n_chains, n_samples, d)``: the inverse of :meth:`_set_posterior`."""
+        return self._join(self.posterior_["coef"][..., None, :],
+                          self.posterior_["intercept"][..., None])
 
     def predict_proba(self, X):
         """Posterior-predictive probabilities: the mean over all stored draws of

@@ -147,13 +147,23 @@ class MinibatchMHPoissonRegression(RegressorMixin, LinearMHEstimator):
                             self.intercept_prior_scale)
         draws, stats = self._sample_posterior(data, PoissonModel(), prior,
                                               self._acceptance(X.shape[0]))
-        coef, intercept, _ = self._split(draws, 1, X.shape[1])
+        self._set_posterior(draws, stats)
+        return self
+
+    def _set_posterior(self, draws, stats):
+        """``posterior_``, ``diagnostics_``, ``coef_`` and ``intercept_`` from draws of theta
+        ``(n_chains, n_samples, d)``."""
+        coef, intercept, _ = self._split(draws, 1, self.n_features_in_)
         coef, intercept = coef[..., 0, :], intercept[..., 0]
         self.posterior_ = Posterior({"coef": coef, "intercept": intercept}, stats)
         self._diagnose()
         self.coef_ = coef.mean(axis=(0, 1))
         self.intercept_ = float(intercept.mean())
-        return self
+
+    def _theta_draws(self):
+        """Draws of theta ``(n_chains, n_samples, d)``: the inverse of :meth:`_set_posterior`."""
+        return self._join(self.posterior_["coef"][..., None, :],
+                          self.posterior_["intercept"][..., None])
 
     def predict(self, X, return_std=False):
         """Posterior-predictive mean count: the mean over all stored draws of the rate

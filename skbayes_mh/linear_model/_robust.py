@@ -178,7 +178,13 @@ class RobustTRegression(RegressorMixin, LinearMHEstimator):
                             [spread] if self.scale is None else [])
         draws, stats = self._sample_posterior(data, model, prior,
                                               self._acceptance(X.shape[0]))
-        coef, intercept, extra = self._split(draws, 1, n_features)
+        self._set_posterior(draws, stats)
+        return self
+
+    def _set_posterior(self, draws, stats):
+        """``posterior_``, ``diagnostics_``, ``coef_``, ``intercept_`` and ``scale_`` from
+        draws of theta ``(n_chains, n_samples, d)`` (the log-scale last, when sampled)."""
+        coef, intercept, extra = self._split(draws, 1, self.n_features_in_)
         coef, intercept = coef[..., 0, :], intercept[..., 0]
         scale = (np.exp(extra[..., 0]) if self.scale is None
                  else np.full(draws.shape[:2], float(self.scale)))
@@ -188,7 +194,12 @@ class RobustTRegression(RegressorMixin, LinearMHEstimator):
         self.coef_ = coef.mean(axis=(0, 1))
         self.intercept_ = float(intercept.mean())
         self.scale_ = float(scale.mean())
-        return self
+
+    def _theta_draws(self):
+        """Draws of theta ``(n_chains, n_samples, d)``: the inverse of :meth:`_set_posterior`."""
+        extra = np.log(self.posterior_["scale"])[..., None] if self.scale is None else None
+        return self._join(self.posterior_["coef"][..., None, :],
+                          self.posterior_["intercept"][..., None], extra)
 
     def _draws(self):
         return (self.posterior_.get("coef", flat=True),

@@ -142,12 +142,21 @@ class FireflySoftmaxClassifier(ClassifierMixin, LinearMHEstimator):
         prior = self._prior(GAUSSIAN, data, n_classes, self.prior_scale,
                             self.intercept_prior_scale)
         draws, stats = self._sample_posterior(data, model, prior, acceptance)
-        coef, intercept, _ = self._split(draws, n_classes, X.shape[1])
+        self._set_posterior(draws, stats)
+        return self
+
+    def _set_posterior(self, draws, stats):
+        """``posterior_``, ``diagnostics_``, ``coef_`` and ``intercept_`` from draws of theta
+        ``(n_chains, n_samples, d)``."""
+        coef, intercept, _ = self._split(draws, self.classes_.size, self.n_features_in_)
         self.posterior_ = Posterior({"coef": coef, "intercept": intercept}, stats)
         self._diagnose()
         self.coef_ = coef.mean(axis=(0, 1))
         self.intercept_ = intercept.mean(axis=(0, 1))
-        return self
+
+    def _theta_draws(self):
+        """Draws of theta ``(n_chains, n_samples, d)``: the inverse of :meth:`_set_posterior`."""
+        return self._join(self.posterior_["coef"], self.posterior_["intercept"])
 
     def predict_proba(self, X):
         """Posterior-predictive probabilities: the mean over all stored draws of

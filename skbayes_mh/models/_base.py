@@ -4,9 +4,11 @@ MAP and Laplace approximation, the control variates' sums, and Firefly's collaps
 bounds. A model file supplies only its link, its bound coefficients, and what is its own
 (a starting point, its Lipschitz and third-derivative bounds)."""
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
+from .._dask import gather, is_dask_array, map_dask_parts, take_rows
 from .._kernels._jit import STATUS_OK
 from .._passes import PASS_CHUNK, chunks, map_stripes
 from .._validation import read_only
@@ -33,12 +35,19 @@ class LinearData:
     weights : ndarray of shape (N,) or (0,), float64, read-only
         Sample weights; empty for none.
     intercept : bool
+    row_offset : int
+        The row of the whole data set that is this one's row 0 (a part of it, e.g. a Dask
+        block read on a worker); error messages name rows of the whole.
+
+    ``X`` and ``y`` may also be ``dask.array`` arrays with the same row blocks: full-data
+    passes (:meth:`map_parts`) then run as Dask tasks, one per block.
     """
 
     X: np.ndarray
     y: np.ndarray
     weights: np.ndarray
     intercept: bool
+    row_offset: int = 0
 
     @property
     def n_rows(self):
@@ -53,9 +62,30 @@ class LinearData:
         """Coordinates per output block: the weights and, with an intercept, the intercept."""
         return self.X.shape[1] + int(self.intercept)
 
-    def chunks(self, size=PASS_CHUNK):
-        """``(start, stop)`` of consecutive row ranges."""
-        return chunks(0, self.n_rows, size)
+    @property
+    def distributed(self):
+        """Whether the rows are in a ``dask.array`` (passes run as Dask tasks)."""
+        return is_dask_array(self.X)
+
+    def map_parts(self, function):
+        """A full-data pass: ``function(part, start, stop)`` over contiguous row ranges of
+        ``part`` (local data: this data set's stripes, on every core; Dask data: each row
+        block, as a task on the worker holding it), the results in row order.
+
+        ``function`` must read the data only through ``part`` (a Dask task ships it, and
+        whatever it holds, to a worker) and add ``part.row_offset`` to the rows it names.
+        """
+        if self.distributed:
+            return map_dask_parts(function, self)
+        return map_stripes(partial(function, self), self.n_rows)
+
+    def gathered(self):
+        """This data set with its rows in this process's memory (itself when they are)."""
+        return gather(self) if self.distributed else self
+
+    def take(self, rows):
+        """``X[rows]`` and ``y[rows]`` (``rows`` sorted) as arrays in memory."""
+        return take_rows(self, rows) if self.distributed else (self.X[rows], self.y[rows])
 
     def subsample(self, n_rows, random_state=0):
         """``n_rows`` random rows (a copy, in their original order) whose weights are scaled
@@ -64,21 +94,15 @@ class LinearData:
         rows = np.sort(rng.choice(self.n_rows, size=n_rows, replace=False))
         scale = self.n_rows / n_rows
         weights = (self.weights[rows] if self.weights.size else np.ones(n_rows)) * scale
-        return LinearData(read_only(np.ascontiguousarray(self.X[rows])),
-                          read_only(np.ascontiguousarray(self.y[rows])),
+        X, y = self.take(rows)
+        return LinearData(read_only(np.ascontiguousarray(X)),
+                          read_only(np.ascontiguousarray(y)),
                           read_only(np.ascontiguousarray(weights, dtype=np.float64)),
                           self.intercept)
 
     def max_row_norm(self):
         """``max_i |[x_i, 1]|`` (the 1 with an intercept), in one pass."""
-        def stripe(begin, end):
-            largest = 0.0
-            for start, stop in chunks(begin, end):
-                X = np.asarray(self.X[start:stop], dtype=np.float64)
-                largest = max(largest, float(np.max(np.einsum("ij,ij->i", X, X))))
-            return largest
-
-        largest = max(map_stripes(stripe, self.n_rows))
+        largest = max(self.map_parts(_largest_square_norm))
         return float(np.sqrt(largest + int(self.intercept)))
 
     def design_sum(self, start, stop, values):
@@ -104,10 +128,94 @@ class LinearData:
         return np.block([[gram, side[:, None]], [side[None, :], np.array([[values.sum()]])]])
 
 
+def _largest_square_norm(part, begin, end):
+    """``max_i |x_i|^2`` over rows ``begin..end-1`` of ``part``."""
+    largest = 0.0
+    for start, stop in chunks(begin, end):
+        X = np.asarray(part.X[start:stop], dtype=np.float64)
+        largest = max(largest, float(np.max(np.einsum("ij,ij->i", X, X))))
+    return largest
+
+
 def _chunk_rows(m, n_rows):
     """Rows per chunk for per-row ``(m, m)`` derivative buffers: ``PASS_CHUNK``, fewer for
     many outputs (about 8 MB of buffers a thread)."""
     return max(1, min(PASS_CHUNK, n_rows, 1_000_000 // (m * m)))
+
+
+def _derivative_sums(model, theta, order, full, part, begin, end):
+    """``(sum w_i l_i, gradient, Hessian)`` over rows ``begin..end-1`` of ``part`` (see
+    :meth:`LinearModel.loglik_derivatives`)."""
+    K, E, block = model.n_outputs, model.n_extra, part.block
+    m = K + E
+    d = theta.size
+    size = _chunk_rows(m, part.n_rows)
+    spec = model.spec(part)
+    value = 0.0
+    gradient = np.zeros(d)
+    hessian = np.zeros((d, d) if full else d)
+    values = np.empty(size)
+    slopes = np.empty((size, m))
+    curvatures = np.empty((size, m, m))
+    for start, stop in chunks(begin, end, size):
+        rows = stop - start
+        status = linear_derivatives(spec, theta, start, stop, order, values, slopes,
+                                    curvatures)
+        if status != STATUS_OK:
+            first = part.row_offset + start
+            raise ValueError(f"The log-likelihood is not finite in rows {first} to "
+                             f"{first + rows - 1} at these parameters.")
+        value += values[:rows].sum()
+        if order < 1:
+            continue
+        slope = slopes[:rows]
+        linear = part.design_sum(start, stop, slope[:, :K])  # (block, K)
+        gradient[:K * block] += linear.T.ravel()
+        gradient[K * block:] += slope[:, K:].sum(axis=0)
+        if order >= 2:
+            model._add_hessian(part, start, stop, curvatures[:rows], hessian, full)
+    return value, gradient, hessian
+
+
+def _bound_sums(model, tangent, params, tangent_u, part, begin, end):
+    """Firefly's bounds summed over rows ``begin..end-1`` of ``part``: ``(quad, lin, const,
+    scale_count)`` (see :meth:`LinearModel.firefly_bound`); each row's ``u`` at the tangent
+    written into ``tangent_u`` when it is not None."""
+    K, block = model.n_outputs, part.block
+    n_linear = K * block
+    m = K + model.n_extra
+    placeholder = (type(model).bound_coefficients, tangent, params, np.zeros((0, 0)),
+                   np.zeros(0), 0.0, 0.0, float(model.bound_log_scale), np.empty((0, m)))
+    spec = model.spec(part)
+    size = _chunk_rows(K, part.n_rows)
+    quad = np.zeros((n_linear, n_linear))
+    lin = np.zeros(n_linear)
+    const = scale_count = 0.0
+    constants = np.empty(size)
+    linear = np.empty((size, K))
+    curvatures = np.empty((size, K, K))
+    scale_terms = np.empty(size)
+    chunk_u = np.empty((size, m))
+    for start, stop in chunks(begin, end, size):
+        rows = stop - start
+        status = bound_coefficients(spec, placeholder, start, stop, constants, linear,
+                                    curvatures, scale_terms, chunk_u)
+        if status != STATUS_OK:
+            first = part.row_offset + start
+            raise ValueError(f"Firefly's bounds are not finite in rows {first} to "
+                             f"{first + rows - 1}.")
+        if tangent_u is not None:
+            tangent_u[start:stop] = chunk_u[:rows]
+        const += constants[:rows].sum()
+        scale_count += scale_terms[:rows].sum()
+        lin += part.design_sum(start, stop, linear[:rows]).T.ravel()
+        for k in range(K):
+            for j in range(k, K):
+                gram = part.design_gram(start, stop, curvatures[:rows, k, j])
+                quad[k * block:(k + 1) * block, j * block:(j + 1) * block] += gram
+                if j != k:
+                    quad[j * block:(j + 1) * block, k * block:(k + 1) * block] += gram.T
+    return quad, lin, const, scale_count
 
 
 class LinearModel:
@@ -179,38 +287,7 @@ class LinearModel:
         Raises ``ValueError`` naming the first chunk where the log-likelihood is not finite.
         """
         theta = np.ascontiguousarray(theta, dtype=np.float64)
-        spec = self.spec(data)
-        K, E, block = self.n_outputs, self.n_extra, data.block
-        m = K + E
-        d = theta.size
-        size = _chunk_rows(m, data.n_rows)
-
-        def stripe(begin, end):
-            value = 0.0
-            gradient = np.zeros(d)
-            hessian = np.zeros((d, d) if full else d)
-            values = np.empty(size)
-            slopes = np.empty((size, m))
-            curvatures = np.empty((size, m, m))
-            for start, stop in chunks(begin, end, size):
-                rows = stop - start
-                status = linear_derivatives(spec, theta, start, stop, order, values, slopes,
-                                            curvatures)
-                if status != STATUS_OK:
-                    raise ValueError(f"The log-likelihood is not finite in rows {start} to "
-                                     f"{stop - 1} at these parameters.")
-                value += values[:rows].sum()
-                if order < 1:
-                    continue
-                slope = slopes[:rows]
-                linear = data.design_sum(start, stop, slope[:, :K])  # (block, K)
-                gradient[:K * block] += linear.T.ravel()
-                gradient[K * block:] += slope[:, K:].sum(axis=0)
-                if order >= 2:
-                    self._add_hessian(data, start, stop, curvatures[:rows], hessian, full)
-            return value, gradient, hessian
-
-        parts = map_stripes(stripe, data.n_rows)
+        parts = data.map_parts(partial(_derivative_sums, self, theta, order, full))
         return (sum(part[0] for part in parts), np.sum([part[1] for part in parts], axis=0),
                 np.sum([part[2] for part in parts], axis=0))
 
@@ -319,49 +396,13 @@ class LinearModel:
                 f"bound exists for it). Choose another acceptance test.")
         tangent = np.ascontiguousarray(self.firefly_tangent(theta_map, bound), dtype=np.float64)
         params = np.ascontiguousarray(self.firefly_bound_params(bound), dtype=np.float64)
-        K, block = self.n_outputs, data.block
-        n_linear = K * block
-        fixed_log_scale = float(self.bound_log_scale)
         # Each row's u at the tangent, kept for the queries up to TANGENT_CACHE_MAX_ROWS
-        # rows (one dot product a query instead of two); recomputed per query above.
-        cache = data.n_rows <= TANGENT_CACHE_MAX_ROWS
-        m = K + self.n_extra
-        tangent_u = np.empty((data.n_rows if cache else 0, m))
-        placeholder = (type(self).bound_coefficients, tangent, params, np.zeros((0, 0)),
-                       np.zeros(0), 0.0, 0.0, fixed_log_scale, tangent_u[:0])
-        spec = self.spec(data)
-        size = _chunk_rows(K, data.n_rows)
-
-        def stripe(begin, end):
-            quad = np.zeros((n_linear, n_linear))
-            lin = np.zeros(n_linear)
-            const = scale_count = 0.0
-            constants = np.empty(size)
-            linear = np.empty((size, K))
-            curvatures = np.empty((size, K, K))
-            scale_terms = np.empty(size)
-            chunk_u = np.empty((size, m))
-            for start, stop in chunks(begin, end, size):
-                rows = stop - start
-                status = bound_coefficients(spec, placeholder, start, stop, constants, linear,
-                                            curvatures, scale_terms, chunk_u)
-                if status != STATUS_OK:
-                    raise ValueError(f"Firefly's bounds are not finite in rows {start} to "
-                                     f"{stop - 1}.")
-                if cache:
-                    tangent_u[start:stop] = chunk_u[:rows]
-                const += constants[:rows].sum()
-                scale_count += scale_terms[:rows].sum()
-                lin += data.design_sum(start, stop, linear[:rows]).T.ravel()
-                for k in range(K):
-                    for j in range(k, K):
-                        gram = data.design_gram(start, stop, curvatures[:rows, k, j])
-                        quad[k * block:(k + 1) * block, j * block:(j + 1) * block] += gram
-                        if j != k:
-                            quad[j * block:(j + 1) * block, k * block:(k + 1) * block] += gram.T
-            return quad, lin, const, scale_count
-
-        parts = map_stripes(stripe, data.n_rows)
+        # rows of local data (one dot product a query instead of two); recomputed per query
+        # above, and for Dask data (gathered after this pass).
+        cache = data.n_rows <= TANGENT_CACHE_MAX_ROWS and not data.distributed
+        tangent_u = np.empty((data.n_rows if cache else 0, self.n_outputs + self.n_extra))
+        parts = data.map_parts(partial(_bound_sums, self, tangent, params,
+                                       tangent_u if cache else None))
         quad = np.sum([part[0] for part in parts], axis=0)
         lin = np.sum([part[1] for part in parts], axis=0)
         const = sum(part[2] for part in parts)
@@ -369,4 +410,4 @@ class LinearModel:
         return FireflyBound(type(self).bound_coefficients, tangent, params,
                             inv_temperature * quad, inv_temperature * lin,
                             inv_temperature * const, inv_temperature * scale_count,
-                            fixed_log_scale, tangent_u)
+                            float(self.bound_log_scale), tangent_u)

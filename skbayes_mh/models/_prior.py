@@ -26,10 +26,13 @@ class BuiltinPrior:
         ``n_outputs`` blocks of ``block`` coordinates each, the intercept last in a block
         when ``intercept``.
     intercept : bool
+    power : float
+        The density raised to this power: 1, or ``1 / S`` for the prior of one of ``S``
+        shards whose sub-posteriors are combined (:class:`~skbayes_mh.ConsensusMonteCarlo`).
     """
 
     def __init__(self, kind, scales, locations=None, means=None, n_outputs=1, block=None,
-                 intercept=False):
+                 intercept=False, power=1.0):
         self.kind = int(kind)
         self.scales = np.ascontiguousarray(scales, dtype=np.float64)
         d = self.scales.size
@@ -40,6 +43,7 @@ class BuiltinPrior:
         self.n_outputs = int(n_outputs)
         self.block = int(d if block is None else block)
         self.intercept = bool(intercept)
+        self.power = float(power)
 
     @classmethod
     def flat(cls, n_params):
@@ -52,7 +56,7 @@ class BuiltinPrior:
 
     def as_named(self):
         return Prior(self.kind, self.scales, self.locations, self.means, self.n_outputs,
-                     self.block, int(self.intercept))
+                     self.block, int(self.intercept), self.power)
 
     def as_tuple(self):
         """The plain tuple the entry kernels take."""
@@ -88,7 +92,7 @@ class BuiltinPrior:
                     precision[k, k] += inverse_square[k]
         if self.kind & LOG_SCALE:
             precision[d - 1, d - 1] += np.exp(theta[d - 1]) / self.scales[d - 1]
-        return precision
+        return self.power * precision
 
 
 def gaussian_or_laplace(name):

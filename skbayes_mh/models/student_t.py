@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from .._kernels._jit import jit
+from .._passes import chunks
 from ._base import LinearModel
 
 #: Untuned Student-t bounds touch the likelihood where the residual is one scale.
@@ -63,6 +64,16 @@ def student_t_bound(u_tangent, y, params, bound_params, linear, curvature):
     return -alpha * y * y, gamma, 1.0
 
 
+def _normal_equations(part, begin, end):
+    """``sum [x_i, 1] [x_i, 1]'`` and ``sum y_i [x_i, 1]`` over rows ``begin..end-1``."""
+    gram = moment = 0.0
+    for start, stop in chunks(begin, end):
+        gram = gram + part.design_gram(start, stop, np.ones(stop - start))
+        moment = moment + part.design_sum(start, stop,
+                                          np.asarray(part.y[start:stop], dtype=float))
+    return gram, moment
+
+
 class StudentTModel(LinearModel):
     """Student-t regression with ``nu`` degrees of freedom and a sampled scale
     (``log_scale=None``, one extra parameter) or a fixed one."""
@@ -85,22 +96,21 @@ class StudentTModel(LinearModel):
         """Least squares for the coefficients (in one pass, lightly ridged so that it always
         exists), and the log of the residuals' scaled median absolute deviation."""
         block = data.block
-        gram = np.zeros((block, block))
-        moment = np.zeros(block)
-        for start, stop in data.chunks():
-            gram += data.design_gram(start, stop, np.ones(stop - start))
-            moment += data.design_sum(start, stop, np.asarray(data.y[start:stop], dtype=float))
+        parts = data.map_parts(_normal_equations)
+        gram = np.sum([part[0] for part in parts], axis=0)
+        moment = np.sum([part[1] for part in parts], axis=0)
         ridge = 1e-8 * max(np.trace(gram) / block, 1e-300)
         coef = np.linalg.solve(gram + ridge * np.eye(block), moment)
         theta = np.zeros(self.n_params(data))
         theta[:block] = coef
         if self.fixed_log_scale is None:
             rows = np.linspace(0, data.n_rows - 1, min(data.n_rows, 100_000)).astype(np.int64)
-            X = np.asarray(data.X[rows], dtype=float)
+            X, y = data.take(rows)
+            X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
             fitted = X @ coef[:data.n_features] + (coef[-1] if data.intercept else 0.0)
-            residual = np.asarray(data.y[rows], dtype=float) - fitted
+            residual = y - fitted
             spread = np.median(np.abs(residual - np.median(residual))) / 0.6745
-            typical = np.std(np.asarray(data.y[rows], dtype=float))
+            typical = np.std(y)
             theta[-1] = np.log(max(spread, 1e-3 * typical, 1e-300))
         return theta
 

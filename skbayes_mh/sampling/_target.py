@@ -1,6 +1,7 @@
 """The posterior a sampler targets, as the kernels see it, and the control variates
 (Taylor proxies of every row's log-likelihood) built from it in one full-data pass."""
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
@@ -184,18 +185,18 @@ def control_variates(target, center=None, whitening_covariance=None):
 
 def _whitened_radius(data, covariance, center):
     """``max_i sqrt(x_i' C x_i)`` and ``max_i x_i . center`` (``x_i`` with the intercept)."""
-    block = data.block
-
-    def stripe(begin, end):
-        radius2 = 0.0
-        eta_max = -np.inf
-        for start, stop in chunks(begin, end):
-            X = np.asarray(data.X[start:stop], dtype=np.float64)
-            if data.intercept:
-                X = np.column_stack([X, np.ones(stop - start)])
-            radius2 = max(radius2, float(np.max(np.einsum("ij,jk,ik->i", X, covariance, X))))
-            eta_max = max(eta_max, float(np.max(X @ center[:block])))
-        return radius2, eta_max
-
-    parts = map_stripes(stripe, data.n_rows)
+    parts = data.map_parts(partial(_whitened_extremes, covariance, center))
     return np.sqrt(max(part[0] for part in parts)), max(part[1] for part in parts)
+
+
+def _whitened_extremes(covariance, center, part, begin, end):
+    """``max x_i' C x_i`` and ``max x_i . center`` over rows ``begin..end-1`` of ``part``."""
+    radius2 = 0.0
+    eta_max = -np.inf
+    for start, stop in chunks(begin, end):
+        X = np.asarray(part.X[start:stop], dtype=np.float64)
+        if part.intercept:
+            X = np.column_stack([X, np.ones(stop - start)])
+        radius2 = max(radius2, float(np.max(np.einsum("ij,jk,ik->i", X, covariance, X))))
+        eta_max = max(eta_max, float(np.max(X @ center[:part.block])))
+    return radius2, eta_max

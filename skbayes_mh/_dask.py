@@ -1,0 +1,158 @@
+"""Data in a ``dask.array``: ``fit``'s full-data passes as Dask map-reduce over the row
+blocks, on whatever scheduler is active (a ``distributed.Client``'s workers when one is).
+
+Each pass runs the same per-part function as on local data (``LinearData.map_parts``), once
+per row block, on the worker that holds the block; only the partial sums (a few numbers,
+a ``(d, d)`` Hessian) travel back, and are added in block order. The chains then read the
+rows at random, which needs the rows on the machine that runs them: :func:`gather` brings
+them there after the passes. Data that cannot be gathered on one machine are fitted shard
+by shard instead (:class:`~skbayes_mh.ConsensusMonteCarlo`).
+
+Dask is imported only when a Dask array arrives (it is an optional dependency).
+"""
+import sys
+
+import numpy as np
+
+from ._passes import first_bad_row
+from ._validation import read_only
+
+
+def is_dask_array(array):
+    """Whether ``array`` is a ``dask.array.Array`` (without importing Dask)."""
+    if "dask.array" not in sys.modules:
+        return False
+    import dask.array as da
+    return isinstance(array, da.Array)
+
+
+def check_dask_data(X, y, classes):
+    """``X`` (n, D) and ``y`` (n,) as Dask arrays with the same row blocks, ``X`` in one
+    block of columns and float64 or float32 (other real dtypes are converted lazily).
+
+    Raises
+    ------
+    ValueError, TypeError
+        Naming the problem: dimensions, unknown block sizes, mismatched lengths, dtypes.
+    """
+    import dask.array as da
+    if X.ndim != 2:
+        raise ValueError(f"Expected a 2-D dask array X of shape (n_samples, n_features); got "
+                         f"shape {X.shape}.")
+    if any(np.isnan(size) for size in X.chunks[0]):
+        raise ValueError("The dask array X has unknown block sizes (e.g. after boolean "
+                         "indexing); call X.compute_chunk_sizes() first.")
+    if X.dtype.kind not in "biuf":
+        raise TypeError(f"X must hold real numbers; the dask array has dtype {X.dtype}.")
+    if X.dtype not in (np.float64, np.float32):
+        X = X.astype(np.float64)
+    if len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})  # every block holds whole rows
+    y = da.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise ValueError(f"y should be a 1-D array of shape (n_samples,); got shape {y.shape}.")
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(f"Found input variables with inconsistent numbers of samples: "
+                         f"[{X.shape[0]}, {y.shape[0]}]")
+    if not classes and y.dtype.kind not in "biuf":
+        raise TypeError(f"y must hold real numbers; the dask array has dtype {y.dtype}.")
+    if y.chunks[0] != X.chunks[0]:
+        y = y.rechunk((X.chunks[0],))
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"Found array with shape {X.shape}; a minimum of 1 sample and 1 "
+                         f"feature is required.")
+    return X, y
+
+
+def row_offsets(X):
+    """The first row of each row block of ``X``."""
+    return np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]]).astype(np.int64)
+
+
+def _compute(tasks):
+    import dask
+    return list(dask.compute(*tasks))
+
+
+def _scan_block(X, y, offset, classes):
+    """:func:`~skbayes_mh._passes.scan_data`'s per-stripe result for one block."""
+    X, y = np.asarray(X), np.asarray(y)
+    found = {"bad_x": first_bad_row(X, 0, X.shape[0]), "bad_y": -1}
+    if classes:
+        found["classes"] = np.unique(y)
+        return found, offset
+    found["bad_y"] = first_bad_row(y, 0, y.shape[0])
+    if found["bad_y"] < 0:
+        values = y.astype(np.float64)
+        shift = float(values[0]) if y.size else 0.0
+        values = values - shift
+        found.update(count=y.size, shift=shift, total=float(values.sum()),
+                     square=float(values @ values),
+                     low=float(values.min()) + shift if y.size else np.inf)
+    return found, offset
+
+
+def scan_dask_data(X, y, classes):
+    """:func:`~skbayes_mh._passes.scan_data` as one Dask map-reduce over the row blocks."""
+    from dask import delayed
+    from ._passes import combine_scans
+    tasks = [delayed(_scan_block)(xb, yb, int(offset), classes)
+             for xb, yb, offset in zip(X.to_delayed().ravel(), y.to_delayed().ravel(),
+                                       row_offsets(X))]
+    parts = []
+    for found, offset in _compute(tasks):
+        for key in ("bad_x", "bad_y"):
+            if found[key] >= 0:
+                found[key] += offset
+        parts.append(found)
+    return combine_scans(parts, X.shape[0], classes)
+
+
+def encode_dask_labels(y, classes, dtype):
+    """``y`` as class indices in ``dtype``, lazily, block by block."""
+    if y.dtype == dtype and np.array_equal(classes, np.arange(classes.size)):
+        return y
+    return y.map_blocks(lambda block: np.searchsorted(classes, block).astype(dtype),
+                        dtype=dtype)
+
+
+def _run_on_block(function, X, y, weights, intercept, offset):
+    from .models._base import LinearData
+    X = read_only(np.ascontiguousarray(X))
+    y = read_only(np.ascontiguousarray(y, dtype=X.dtype))
+    part = LinearData(X, y, read_only(weights), intercept, row_offset=offset)
+    return function(part, 0, part.n_rows)
+
+
+def map_dask_parts(function, data):
+    """``[function(part, 0, rows) for each row block]`` as Dask tasks, in block order:
+    ``part`` is a :class:`~skbayes_mh.models.LinearData` of the block's rows (its
+    ``row_offset`` the block's first row)."""
+    from dask import delayed
+    tasks = []
+    for xb, yb, offset in zip(data.X.to_delayed().ravel(), data.y.to_delayed().ravel(),
+                              row_offsets(data.X)):
+        rows = slice(int(offset), int(offset) + int(data.X.chunks[0][len(tasks)]))
+        weights = data.weights[rows] if data.weights.size else data.weights
+        tasks.append(delayed(_run_on_block)(function, xb, yb, weights, data.intercept,
+                                            int(offset)))
+    return _compute(tasks)
+
+
+def gather(data):
+    """``data`` with its rows brought into this process's memory (for the chains)."""
+    import dask
+    from .models._base import LinearData
+    X, y = dask.compute(data.X, data.y)
+    X = read_only(np.ascontiguousarray(X))
+    return LinearData(X, read_only(np.ascontiguousarray(y, dtype=X.dtype)), data.weights,
+                      data.intercept)
+
+
+def take_rows(data, rows):
+    """Rows ``rows`` (sorted) of ``X`` and ``y`` as in-memory arrays."""
+    import dask
+    X, y = dask.compute(data.X[rows], data.y[rows])
+    return np.ascontiguousarray(X), np.ascontiguousarray(y)
