@@ -32,3 +32,18 @@ def pytest_report_header(config):
         except metadata.PackageNotFoundError:
             versions.append(f"{name} (not installed)")
     return "skbayes_mh dependencies: " + ", ".join(versions)
+
+
+def pytest_sessionstart(session):
+    """With test workers (pytest-xdist), compile every kernel first, one process per core:
+    otherwise each worker compiles the kernels its first tests need, the same ones at the
+    same time. A warm numba cache makes this a few seconds of loading."""
+    config = session.config
+    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
+        return
+    from skbayes_mh._compile import compile_kernels
+
+    seconds = compile_kernels()
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(f"skbayes_mh: kernels compiled or loaded in {seconds:.1f} s")

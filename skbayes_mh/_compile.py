@@ -1,0 +1,66 @@
+"""``python -m skbayes_mh compile``: compile every numba kernel now, on every core.
+
+Kernels otherwise compile on their first call, one after another in the process that needs
+them (and once per process when several start at once, e.g. test workers). Here each
+kernel signature is a task for a pool of processes; each writes numba's on-disk cache, from
+which every later process loads the kernels in well under a second.
+"""
+import importlib
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+#: Modules holding entry kernels (``_jit.EntryKernel``), and the order of the largest first.
+KERNEL_MODULES = ("skbayes_mh._kernels.mh", "skbayes_mh._kernels.firefly",
+                  "skbayes_mh._kernels.passes")
+
+
+def kernel_signatures(float32=True):
+    """``(module, name, index)`` of every entry kernel signature (float32 data's with
+    ``float32``), the main chain loops first (they take longest)."""
+    from ._kernels._jit import EntryKernel
+
+    tasks = []
+    for module_name in KERNEL_MODULES:
+        module = importlib.import_module(module_name)
+        for name, kernel in sorted(vars(module).items()):
+            if isinstance(kernel, EntryKernel) and kernel.__module__ == module_name:
+                for index in range(len(kernel.signatures)):
+                    if index == 0 or float32:
+                        tasks.append((module_name, name, index))
+    loops = ("mh_linear", "firefly_linear", "mh_rows")
+    return sorted(tasks, key=lambda task: (task[1] not in loops, task[2], task[1]))
+
+
+def _prepare(task):
+    module_name, name, index = task
+    started = time.perf_counter()
+    getattr(importlib.import_module(module_name), name).prepare(index)
+    return task, time.perf_counter() - started
+
+
+def compile_kernels(n_jobs=None, float32=True, verbose=False):
+    """Compile (or load from the cache) every kernel signature in ``n_jobs`` processes
+    (None: one per core).
+
+    Returns
+    -------
+    seconds : float
+        Wall time.
+    """
+    from ._passes import pass_threads
+
+    started = time.perf_counter()
+    tasks = kernel_signatures(float32)
+    workers = max(1, min(n_jobs or pass_threads(), len(tasks)))
+    if workers == 1:
+        results = map(_prepare, tasks)
+    else:
+        pool = ProcessPoolExecutor(max_workers=workers)
+        results = pool.map(_prepare, tasks)
+    for (module_name, name, index), seconds in results:
+        if verbose:
+            print(f"{module_name.rsplit('.', 1)[-1]}.{name}[{index}]: {seconds:.1f} s",
+                  flush=True)
+    if workers > 1:
+        pool.shutdown()
+    return time.perf_counter() - started
