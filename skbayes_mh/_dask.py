@@ -132,10 +132,9 @@ def map_dask_parts(function, data):
     ``row_offset`` the block's first row)."""
     from dask import delayed
     tasks = []
-    for xb, yb, offset in zip(data.X.to_delayed().ravel(), data.y.to_delayed().ravel(),
-                              row_offsets(data.X)):
-        rows = slice(int(offset), int(offset) + int(data.X.chunks[0][len(tasks)]))
-        weights = data.weights[rows] if data.weights.size else data.weights
+    for xb, yb, offset, size in zip(data.X.to_delayed().ravel(), data.y.to_delayed().ravel(),
+                                    row_offsets(data.X), data.X.chunks[0]):
+        weights = data.weights[offset:offset + size] if data.weights.size else data.weights
         tasks.append(delayed(_run_on_block)(function, xb, yb, weights, data.intercept,
                                             int(offset)))
     return _compute(tasks)

@@ -16,8 +16,7 @@ import copy
 
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
-from sklearn.utils import Bunch, check_random_state
-from sklearn.utils._tags import get_tags
+from sklearn.utils import Bunch, check_random_state, get_tags
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted

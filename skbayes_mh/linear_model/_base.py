@@ -229,7 +229,12 @@ class LinearMHEstimator(BaseEstimator):
         self.data_passes_ = Bunch(**passes, total=float(sum(passes.values())))
         self.setup_time_ = time.perf_counter() - started
         seeds = chain_seeds(self.random_state, self.n_chains)
-        start_sd = np.sqrt(np.diag(covariance) if covariance.ndim == 2 else covariance)
+        # Each chain starts at a draw of the Laplace approximation (its Cholesky factor times
+        # a standard normal from the chain's own seed). Jitter by each coordinate's marginal
+        # sd instead lands hundreds of posterior sds off along strongly correlated
+        # directions (the over-parameterised softmax's class contrasts), where no chain
+        # driven by the control variates' proxy accepts a move.
+        start_shape = Shape.from_covariance(covariance, covariance.ndim == 2)
         thin = self._thin(acceptance)
         # With thin="auto" the bar counts one iteration per draw (thin is chosen later).
         progress = Progress(self.n_chains * (self.n_burnin + self.n_samples
@@ -238,8 +243,9 @@ class LinearMHEstimator(BaseEstimator):
         arguments = []
         for seed in seeds:
             sampler, tuners = self._sampler(target, acceptance, proposal, bound, cv, full)
-            # Each chain starts one Laplace sd from the MAP, jittered from its own seed.
-            start = theta_map + start_sd * np.random.default_rng([int(seed), 1]).standard_normal(d)
+            z = np.random.default_rng([int(seed), 1]).standard_normal(d)
+            start = theta_map + (start_shape.factor @ z if start_shape.factor.shape[0]
+                                 else start_shape.diag * z)
             arguments.append((sampler, start, seed, self.n_burnin, self.n_samples, thin,
                               tuners, progress if self.verbose > 0 else None))
         try:

@@ -19,8 +19,8 @@ class MinibatchMHLogisticRegression(ClassifierMixin, LinearMHEstimator):
 
     Model: ``p(y = 1 | x) = 1 / (1 + exp(-(x . w + b)))``, ``w_k ~ N(0, prior_scale^2)``,
     ``b ~ N(0, intercept_prior_scale^2)``; the target is the tempered posterior
-    ``p(w, b) prod_i p(y_i | x_i, w, b)^(1 / temperature)``. Chains start near the MAP (one
-    Laplace standard deviation of jitter each) and run in parallel through joblib.
+    ``p(w, b) prod_i p(y_i | x_i, w, b)^(1 / temperature)``. Chains start at draws of the
+    Laplace approximation at the MAP and run in parallel through joblib.
 
     Parameters
     ----------

@@ -18,8 +18,8 @@ class FireflySoftmaxClassifier(ClassifierMixin, LinearMHEstimator):
     classes, ``w_kj ~ N(0, prior_scale^2)``, ``b_k ~ N(0, intercept_prior_scale^2)``. The
     target is the tempered posterior. Firefly bounds the log-sum-exp with a quadratic of
     per-point curvature (Jebara-Choromanska; ``Firefly(softmax_bound="bohning")`` for
-    Bohning's fixed one), tight at the MAP by default. Chains start near the MAP (one Laplace
-    standard deviation of jitter each) and run in parallel through joblib. Two classes are handled
+    Bohning's fixed one), tight at the MAP by default. Chains start at draws of the Laplace
+    approximation at the MAP and run in parallel through joblib. Two classes are handled
     as ``K = 2`` softmax.
 
     Parameters
