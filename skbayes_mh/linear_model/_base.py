@@ -143,28 +143,25 @@ class LinearMHEstimator(BaseEstimator):
             one shard of a consensus fit, the whole data set's (so that every shard has the
             same classes and the same data-scaled prior).
         """
-        if is_dask_array(X):
+        distributed = is_dask_array(X)
+        if distributed:
             X, y = check_dask_data(X, y, classes)
             self.n_features_in_ = X.shape[1]
-            if X.dtype == np.float32 and X.nbytes < FLOAT32_IN_PLACE_MIN_BYTES:
-                X = X.astype(np.float64)
-            self._setup = (time.perf_counter(), {"validation": 1.0})
-            summary = scan_dask_data(X, y, classes)
-            return X, y, self._shard_summary(summary, classes)
-        try:
-            X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C",
-                                 ensure_all_finite=False, y_numeric=not classes)
-        except ValueError as error:  # scikit-learn checks y itself: add the row
-            values = np.asarray(y)
-            if not (str(error).startswith("Input y contains") and values.ndim == 1
-                    and values.dtype.kind == "f"):
-                raise
-            row = first_bad_row(values, 0, values.shape[0])
-            raise ValueError(f"{str(error).rstrip('.')} (first in row {row}).") from None
+        else:
+            try:
+                X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C",
+                                     ensure_all_finite=False, y_numeric=not classes)
+            except ValueError as error:  # scikit-learn checks y itself: add the row
+                values = np.asarray(y)
+                if not (str(error).startswith("Input y contains") and values.ndim == 1
+                        and values.dtype.kind == "f"):
+                    raise
+                row = first_bad_row(values, 0, values.shape[0])
+                raise ValueError(f"{str(error).rstrip('.')} (first in row {row}).") from None
         if X.dtype == np.float32 and X.nbytes < FLOAT32_IN_PLACE_MIN_BYTES:
             X = X.astype(np.float64)
         self._setup = (time.perf_counter(), {"validation": 1.0})
-        summary = scan_data(X, y, classes)
+        summary = (scan_dask_data if distributed else scan_data)(X, y, classes)
         return X, y, self._shard_summary(summary, classes)
 
     def _shard_summary(self, summary, classes):
