@@ -14,7 +14,7 @@ import sys
 
 import numpy as np
 
-from ._passes import first_bad_row
+from ._passes import combine_scans, scan_part
 from ._validation import read_only
 
 
@@ -77,37 +77,23 @@ def _compute(tasks):
 
 
 def _scan_block(X, y, offset, classes):
-    """:func:`~skbayes_mh._passes.scan_data`'s per-stripe result for one block."""
+    """:func:`~skbayes_mh._passes.scan_part` over one block, its bad rows made rows of the
+    whole array."""
     X, y = np.asarray(X), np.asarray(y)
-    found = {"bad_x": first_bad_row(X, 0, X.shape[0]), "bad_y": -1}
-    if classes:
-        found["classes"] = np.unique(y)
-        return found, offset
-    found["bad_y"] = first_bad_row(y, 0, y.shape[0])
-    if found["bad_y"] < 0:
-        values = y.astype(np.float64)
-        shift = float(values[0]) if y.size else 0.0
-        values = values - shift
-        found.update(count=y.size, shift=shift, total=float(values.sum()),
-                     square=float(values @ values),
-                     low=float(values.min()) + shift if y.size else np.inf)
-    return found, offset
+    found = scan_part(X, y, 0, X.shape[0], classes)
+    for key in ("bad_x", "bad_y"):
+        if found[key] >= 0:
+            found[key] += offset
+    return found
 
 
 def scan_dask_data(X, y, classes):
     """:func:`~skbayes_mh._passes.scan_data` as one Dask map-reduce over the row blocks."""
     from dask import delayed
-    from ._passes import combine_scans
     tasks = [delayed(_scan_block)(xb, yb, int(offset), classes)
              for xb, yb, offset in zip(X.to_delayed().ravel(), y.to_delayed().ravel(),
                                        row_offsets(X))]
-    parts = []
-    for found, offset in _compute(tasks):
-        for key in ("bad_x", "bad_y"):
-            if found[key] >= 0:
-                found[key] += offset
-        parts.append(found)
-    return combine_scans(parts, X.shape[0], classes)
+    return combine_scans(_compute(tasks), classes)
 
 
 def encode_dask_labels(y, classes, dtype):

@@ -74,55 +74,80 @@ def first_bad_row(array, start, stop):
     return -1
 
 
+def moments(array, start, stop):
+    """Sums over rows ``start..stop-1`` of ``array`` (1-D, or 2-D column by column), shifted
+    by the first row for accuracy: ``count``, ``shift``, ``total``, ``square`` and ``low``
+    (the minimum). :func:`combine_moments` turns parts of them into means and sds."""
+    width = np.shape(array)[1:]
+    shift = (np.asarray(array[start], dtype=np.float64).copy() if stop > start
+             else np.zeros(width))
+    total, square, low = np.zeros(width), np.zeros(width), np.full(width, np.inf)
+    for begin, end in chunks(start, stop):
+        block = np.asarray(array[begin:end], dtype=np.float64) - shift
+        total += block.sum(axis=0)
+        square += np.einsum("i...,i...->...", block, block)
+        low = np.minimum(low, block.min(axis=0) + shift)
+    return {"count": stop - start, "shift": shift, "total": total, "square": square,
+            "low": low}
+
+
+def combine_moments(parts):
+    """``(mean, sd, minimum)`` over the rows of all ``parts`` (:func:`moments`' results)."""
+    n = sum(part["count"] for part in parts)
+    mean = sum(part["shift"] * part["count"] + part["total"] for part in parts) / n
+    # Each part's sum of squares about the overall mean, from its shifted sums.
+    square = sum(part["square"] + 2 * (part["shift"] - mean) * part["total"]
+                 + part["count"] * (part["shift"] - mean) ** 2 for part in parts)
+    low = np.min([part["low"] for part in parts], axis=0)
+    return mean, np.sqrt(np.maximum(square, 0.0) / n), low
+
+
 def scan_data(X, y, classes=False):
     """One parallel pass over ``X`` (n, D) and ``y`` (n,): the first row with NaN or
-    infinity in either (a ``ValueError`` naming it), and what ``fit`` needs of ``y``.
+    infinity in either (a ``ValueError`` naming it), the columns' means and sds, and what
+    ``fit`` needs of ``y``.
 
     Returns
     -------
-    dict with ``classes`` (the sorted distinct values of ``y``, with ``classes``), or
-    ``min``, ``mean`` and ``std`` of ``y`` (numeric ``y``).
+    dict with ``x_mean`` and ``x_std`` (n_features,) and ``classes`` (the sorted distinct
+    values of ``y``, with ``classes``), or ``min``, ``mean`` and ``std`` of ``y`` (numeric
+    ``y``).
     """
-    n = X.shape[0]
-    numeric = not classes
-
-    def stripe(start, stop):
-        bad_x = first_bad_row(X, start, stop)
-        bad_y = first_bad_row(y, start, stop) if numeric else -1
-        found = {"bad_x": bad_x, "bad_y": bad_y}
-        if classes:
-            found["classes"] = np.unique(np.concatenate(
-                [np.unique(np.asarray(y[a:b])) for a, b in chunks(start, stop)]))
-        elif bad_y < 0:
-            total = square = 0.0
-            low = np.inf
-            shift = float(y[start])
-            for a, b in chunks(start, stop):
-                block = np.asarray(y[a:b], dtype=np.float64) - shift
-                total += float(block.sum())
-                square += float(block @ block)
-                low = min(low, float(block.min()) + shift)
-            found.update(count=stop - start, shift=shift, total=total, square=square, low=low)
-        return found
-
-    return combine_scans(map_stripes(stripe, n), n, classes)
+    parts = map_stripes(lambda start, stop: scan_part(X, y, start, stop, classes), X.shape[0])
+    return combine_scans(parts, classes)
 
 
-def combine_scans(parts, n, classes):
+def scan_part(X, y, start, stop, classes):
+    """:func:`scan_data` over rows ``start..stop-1`` (the first bad rows in that range)."""
+    bad_x = first_bad_row(X, start, stop)
+    bad_y = -1 if classes else first_bad_row(y, start, stop)
+    found = {"bad_x": bad_x, "bad_y": bad_y}
+    if bad_x < 0:
+        found["x"] = moments(X, start, stop)
+    if classes:
+        found["classes"] = np.unique(np.concatenate(
+            [np.asarray(y[start:start])]  # empty, of y's dtype, for an empty part
+            + [np.unique(np.asarray(y[a:b])) for a, b in chunks(start, stop)]))
+    elif bad_y < 0:
+        found["y"] = moments(y, start, stop)
+    return found
+
+
+def combine_scans(parts, classes):
     """:func:`scan_data`'s result from its parts' (stripes or blocks, in row order): an
-    error naming the first bad row, the classes, or ``y``'s mean, sd and minimum."""
+    error naming the first bad row, the columns' moments, the classes or ``y``'s."""
     for key, name in (("bad_x", "X"), ("bad_y", "y")):
         rows = [part[key] for part in parts if part[key] >= 0]
         if rows:
             raise ValueError(f"Input {name} contains NaN or infinity (first in row {min(rows)}).")
+    x_mean, x_std, _ = combine_moments([part["x"] for part in parts])
+    summary = {"x_mean": x_mean, "x_std": x_std}
     if classes:
-        return {"classes": np.unique(np.concatenate([part["classes"] for part in parts]))}
-    mean = sum(p["shift"] * p["count"] + p["total"] for p in parts) / n
-    # Each stripe's sum of squares about the overall mean, from its shifted sums.
-    square = sum(p["square"] + 2 * (p["shift"] - mean) * p["total"]
-                 + p["count"] * (p["shift"] - mean) ** 2 for p in parts)
-    return {"min": min(p["low"] for p in parts), "mean": mean,
-            "std": float(np.sqrt(max(square, 0.0) / n))}
+        summary["classes"] = np.unique(np.concatenate([part["classes"] for part in parts]))
+    else:
+        mean, std, low = combine_moments([part["y"] for part in parts])
+        summary.update(min=float(low), mean=float(mean), std=float(std))
+    return summary
 
 
 def encode_labels(y, classes, dtype):

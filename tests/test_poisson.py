@@ -76,7 +76,7 @@ def test_large_n_posterior_mean_is_scikit_learns_penalised_fit():
     n, prior_scale = 50_000, 0.5
     X, y = counts(n, seed=3)
     reg = MinibatchMHPoissonRegression(prior_scale=prior_scale, intercept_prior_scale=1e3,
-                                       n_samples=500, n_burnin=500, n_chains=2,
+                                       autoscale=False, n_samples=500, n_burnin=500, n_chains=2,
                                        random_state=0).fit(X, y)
     sklearn = PoissonRegressor(alpha=1.0 / (n * prior_scale**2), tol=1e-10,
                                max_iter=1000).fit(X, y)

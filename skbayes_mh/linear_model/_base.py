@@ -56,6 +56,7 @@ class LinearMHEstimator(BaseEstimator):
         "proposal": [StrOptions({"auto"} | set(PROPOSALS)), Proposal],
         "step_size": [StrOptions({"auto"}), Interval(numbers.Real, 0, None, closed="neither")],
         "prior_scale": [Interval(numbers.Real, 0, None, closed="neither")],
+        "autoscale": ["boolean"],
         "fit_intercept": ["boolean"],
         "intercept_prior_scale": [Interval(numbers.Real, 0, None, closed="neither")],
         "temperature": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -111,17 +112,30 @@ class LinearMHEstimator(BaseEstimator):
         cheap = acceptance.subsampling or acceptance.name == "firefly"
         return AutoThin(AUTO_MAX_THIN if cheap else 1)
 
-    def _prior(self, kind, data, n_outputs, prior_scale, intercept_scale, locations=None,
-               extra_scales=()):
+    def _prior(self, kind, data, summary, n_outputs, prior_scale, intercept_scale,
+               locations=None, extra_scales=(), outcome_scale=1.0):
         """A built-in prior (``kind``) with ``prior_scale`` on every weight, ``intercept_scale``
-        on each output's intercept, then the extra parameters' ``extra_scales``."""
+        on each output's intercept, then the extra parameters' ``extra_scales``.
+
+        With ``autoscale`` (as rstanarm's autoscaled priors): weight ``j``'s scale is
+        ``prior_scale * outcome_scale / sd(x_j)`` (``prior_scale`` on the standardised
+        feature; a constant feature keeps ``prior_scale``), and the intercept's prior is on
+        the intercept at the features' means (that of centred features), from ``summary``'s
+        ``x_mean`` and ``x_std`` (the whole data set's, see :meth:`_fit_data`).
+        """
         width = data.block
         scales = np.full((n_outputs, width), float(prior_scale))
+        means = None
+        if self.autoscale:
+            spread = np.asarray(summary["x_std"], dtype=np.float64)
+            spread = np.where(spread > 0, spread, 1.0)
+            scales[:, :data.n_features] = prior_scale * float(outcome_scale) / spread
+            means = summary["x_mean"] if self.fit_intercept else None
         if self.fit_intercept:
             scales[:, -1] = float(intercept_scale)
         scales = np.append(scales.ravel(), extra_scales)
         shard = getattr(self, "_consensus_shard", None)
-        return BuiltinPrior(kind, scales, locations, n_outputs=n_outputs, block=width,
+        return BuiltinPrior(kind, scales, locations, means, n_outputs=n_outputs, block=width,
                             intercept=self.fit_intercept,
                             power=1.0 if shard is None else shard["prior_power"])
 

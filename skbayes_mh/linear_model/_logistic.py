@@ -17,8 +17,10 @@ class MinibatchMHLogisticRegression(ClassifierMixin, LinearMHEstimator):
     """Bayesian logistic regression: posterior samples from Metropolis-Hastings chains
     whose acceptance test may read only minibatches of the data.
 
-    Model: ``p(y = 1 | x) = 1 / (1 + exp(-(x . w + b)))``, ``w_k ~ N(0, prior_scale^2)``,
-    ``b ~ N(0, intercept_prior_scale^2)``; the target is the tempered posterior
+    Model: ``p(y = 1 | x) = 1 / (1 + exp(-(x . w + b)))``, ``w_k ~ N(0, (prior_scale /
+    sd(x_k))^2)`` and ``b + mean(x) . w ~ N(0, intercept_prior_scale^2)`` (with
+    ``autoscale=False``: ``w_k ~ N(0, prior_scale^2)``, ``b ~ N(0,
+    intercept_prior_scale^2)``); the target is the tempered posterior
     ``p(w, b) prod_i p(y_i | x_i, w, b)^(1 / temperature)``. Chains start at draws of the
     Laplace approximation at the MAP and run in parallel through joblib.
 
@@ -43,7 +45,14 @@ class MinibatchMHLogisticRegression(ClassifierMixin, LinearMHEstimator):
         proposal's optimal acceptance rate, then frozen. A float: an isotropic proposal
         scale, as in the papers.
     prior_scale : float, default=1.0
-        Standard deviation of the Gaussian prior on each weight.
+        Standard deviation of the Gaussian prior on each weight (per feature sd, with
+        ``autoscale``).
+    autoscale : bool, default=True
+        Priors on the data's scale, as rstanarm's autoscaled priors: weight ``j``'s prior
+        scale is ``prior_scale / sd(x_j)`` (``prior_scale`` per standard deviation
+        of the feature), and the intercept's prior is on the intercept at the features'
+        means. ``False``: ``prior_scale`` on the raw features, the intercept's prior at
+        ``x = 0``.
     fit_intercept : bool, default=True
     intercept_prior_scale : float, default=10.0
         Standard deviation of the intercept's Gaussian prior (wide by default).
@@ -126,7 +135,8 @@ class MinibatchMHLogisticRegression(ClassifierMixin, LinearMHEstimator):
     """
 
     def __init__(self, *, acceptance="auto", proposal="auto", step_size="auto",
-                 prior_scale=1.0, fit_intercept=True, intercept_prior_scale=10.0,
+                 prior_scale=1.0, autoscale=True, fit_intercept=True,
+                 intercept_prior_scale=10.0,
                  temperature=1.0, n_samples=1000, n_burnin=1000, thin="auto", n_chains=4,
                  n_jobs=None, random_state=None, verbose=0):
         self._store_parameters(locals())
@@ -156,7 +166,8 @@ class MinibatchMHLogisticRegression(ClassifierMixin, LinearMHEstimator):
                 f"{type_of_target(self.classes_)} ({self.classes_.size} classes); "
                 "use skbayes_mh.FireflySoftmaxClassifier for multiclass problems.")
         data = self._linear_data(X, self._class_indices(y, X.dtype))
-        prior = self._prior(GAUSSIAN, data, 1, self.prior_scale, self.intercept_prior_scale)
+        prior = self._prior(GAUSSIAN, data, summary, 1, self.prior_scale,
+                            self.intercept_prior_scale)
         draws, stats = self._sample_posterior(data, LogisticModel(), prior,
                                               self._acceptance(X.shape[0]))
         self._set_posterior(draws, stats)

@@ -42,6 +42,12 @@ class MinibatchMHPoissonRegression(RegressorMixin, LinearMHEstimator):
         an isotropic proposal scale.
     prior : {"gaussian", "laplace"}, default="gaussian"
     prior_scale : float, default=1.0
+    autoscale : bool, default=True
+        Priors on the data's scale, as rstanarm's autoscaled priors: weight ``j``'s prior
+        scale is ``prior_scale / sd(x_j)`` (``prior_scale`` per standard deviation
+        of the feature), and the intercept's prior is on the intercept at the features'
+        means. ``False``: ``prior_scale`` on the raw features, the intercept's prior at
+        ``x = 0``.
     fit_intercept : bool, default=True
     intercept_prior_scale : float, default=10.0
     temperature : float, default=1.0
@@ -119,7 +125,7 @@ class MinibatchMHPoissonRegression(RegressorMixin, LinearMHEstimator):
     }
 
     def __init__(self, *, acceptance="auto", proposal="auto", step_size="auto",
-                 prior="gaussian", prior_scale=1.0, fit_intercept=True,
+                 prior="gaussian", prior_scale=1.0, autoscale=True, fit_intercept=True,
                  intercept_prior_scale=10.0, temperature=1.0, n_samples=1000, n_burnin=1000,
                  thin="auto", n_chains=4, n_jobs=None, random_state=None, verbose=0):
         self._store_parameters(locals())
@@ -143,7 +149,7 @@ class MinibatchMHPoissonRegression(RegressorMixin, LinearMHEstimator):
             raise ValueError(f"MinibatchMHPoissonRegression needs non-negative counts y; the "
                              f"smallest is {summary['min']!r}.")
         data = self._linear_data(X, y)
-        prior = self._prior(_PRIORS[self.prior], data, 1, self.prior_scale,
+        prior = self._prior(_PRIORS[self.prior], data, summary, 1, self.prior_scale,
                             self.intercept_prior_scale)
         draws, stats = self._sample_posterior(data, PoissonModel(), prior,
                                               self._acceptance(X.shape[0]))

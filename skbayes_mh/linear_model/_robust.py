@@ -20,8 +20,10 @@ class RobustTRegression(RegressorMixin, LinearMHEstimator):
     drag the fit, and posterior samples from Firefly Monte Carlo, which queries only the
     "bright" data points at each iteration.
 
-    Model: ``y = x . w + b + s * t_nu``, with ``w_j ~ Laplace(0, prior_scale)`` (or
-    Gaussian), ``b - mean(y) ~`` the same family with ``intercept_prior_scale``, and, when
+    Model: ``y = x . w + b + s * t_nu``, with ``w_j ~ Laplace(0, prior_scale sd(y) /
+    sd(x_j))`` (or Gaussian; ``Laplace(0, prior_scale)`` with ``autoscale=False``),
+    ``b + mean(x) . w - mean(y) ~`` the same family with ``intercept_prior_scale`` (``b -
+    mean(y)`` with ``autoscale=False``), and, when
     ``scale=None``, ``s ~ Exponential(mean=std(y))``, a weakly informative prior on the
     data's scale, sampled as ``log s``. Firefly bounds each likelihood by a Gaussian in the
     residual that touches it at the MAP residual (``Firefly(bound="map")``), so that
@@ -36,8 +38,14 @@ class RobustTRegression(RegressorMixin, LinearMHEstimator):
     prior : {"laplace", "gaussian"}, default="laplace"
         Prior family of the weights and the intercept.
     prior_scale : float, default=1.0
-        Scale of the weights' prior (Laplace ``b``, Gaussian standard deviation), on the
-        scale of ``X`` and ``y``.
+        Scale of the weights' prior (Laplace ``b``, Gaussian standard deviation): in
+        outcome sds per feature sd with ``autoscale``, else on the scale of ``X`` and ``y``.
+    autoscale : bool, default=True
+        Priors on the data's scale, as rstanarm's autoscaled priors: weight ``j``'s prior
+        scale is ``prior_scale / sd(x_j)`` * sd(y) (``prior_scale`` per standard deviation
+        of the feature), and the intercept's prior is on the intercept at the features'
+        means. ``False``: ``prior_scale`` on the raw features, the intercept's prior at
+        ``x = 0``.
     intercept_prior_scale : float or None, default=None
         Scale of the intercept's prior around ``mean(y)``. ``None``: ``10 * std(y)``.
     fit_intercept : bool, default=True
@@ -136,7 +144,7 @@ class RobustTRegression(RegressorMixin, LinearMHEstimator):
     _firefly_proposal = "slice"
 
     def __init__(self, *, nu=4.0, scale=None, prior="laplace", prior_scale=1.0,
-                 intercept_prior_scale=None, fit_intercept=True, acceptance="auto",
+                 autoscale=True, intercept_prior_scale=None, fit_intercept=True, acceptance="auto",
                  proposal="auto", step_size="auto", temperature=1.0, n_samples=1000,
                  n_burnin=1000, thin="auto", n_chains=4, n_jobs=None, random_state=None,
                  verbose=0):
@@ -174,8 +182,9 @@ class RobustTRegression(RegressorMixin, LinearMHEstimator):
         locations = np.zeros(model.n_params(data))
         if self.fit_intercept:
             locations[n_features] = center  # the intercept's prior is centred at mean(y)
-        prior = self._prior(kind, data, 1, self.prior_scale, intercept_scale, locations,
-                            [spread] if self.scale is None else [])
+        prior = self._prior(kind, data, summary, 1, self.prior_scale, intercept_scale,
+                            locations, [spread] if self.scale is None else [],
+                            outcome_scale=spread)
         draws, stats = self._sample_posterior(data, model, prior,
                                               self._acceptance(X.shape[0]))
         self._set_posterior(draws, stats)

@@ -39,6 +39,12 @@ class FireflySoftmaxClassifier(ClassifierMixin, LinearMHEstimator):
         ``"auto"``: shaped by the Laplace covariance, scaled in burn-in toward the proposal's
         optimal acceptance rate. A float: an isotropic proposal scale.
     prior_scale : float, default=1.0
+    autoscale : bool, default=True
+        Priors on the data's scale, as rstanarm's autoscaled priors: weight ``j``'s prior
+        scale is ``prior_scale / sd(x_j)`` (``prior_scale`` per standard deviation
+        of the feature), and the intercept's prior is on the intercept at the features'
+        means. ``False``: ``prior_scale`` on the raw features, the intercept's prior at
+        ``x = 0``.
     fit_intercept : bool, default=True
     intercept_prior_scale : float, default=10.0
     temperature : float, default=1.0
@@ -111,7 +117,8 @@ class FireflySoftmaxClassifier(ClassifierMixin, LinearMHEstimator):
     """
 
     def __init__(self, *, acceptance="auto", proposal="auto", step_size="auto",
-                 prior_scale=1.0, fit_intercept=True, intercept_prior_scale=10.0,
+                 prior_scale=1.0, autoscale=True, fit_intercept=True,
+                 intercept_prior_scale=10.0,
                  temperature=1.0, n_samples=1000, n_burnin=1000, thin="auto", n_chains=4,
                  n_jobs=None, random_state=None, verbose=0):
         self._store_parameters(locals())
@@ -139,7 +146,7 @@ class FireflySoftmaxClassifier(ClassifierMixin, LinearMHEstimator):
         acceptance = self._acceptance(X.shape[0])
         model = SoftmaxModel(n_classes, getattr(acceptance, "softmax_bound", "jebara"))
         data = self._linear_data(X, self._class_indices(y, X.dtype))
-        prior = self._prior(GAUSSIAN, data, n_classes, self.prior_scale,
+        prior = self._prior(GAUSSIAN, data, summary, n_classes, self.prior_scale,
                             self.intercept_prior_scale)
         draws, stats = self._sample_posterior(data, model, prior, acceptance)
         self._set_posterior(draws, stats)

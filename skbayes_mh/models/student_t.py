@@ -64,6 +64,11 @@ def student_t_bound(u_tangent, y, params, bound_params, linear, curvature):
     return -alpha * y * y, gamma, 1.0
 
 
+#: Least-squares residuals (lightly ridged: 1e-8 relative) below this many sds of y count
+#: as an exact fit (R^2 above 1 - 1e-12).
+EXACT_FIT_TOLERANCE = 1e-6
+
+
 def _normal_equations(part, begin, end):
     """``sum [x_i, 1] [x_i, 1]'`` and ``sum y_i [x_i, 1]`` over rows ``begin..end-1``."""
     gram = moment = 0.0
@@ -111,6 +116,11 @@ class StudentTModel(LinearModel):
             residual = y - fitted
             spread = np.median(np.abs(residual - np.median(residual))) / 0.6745
             typical = np.std(y)
+            if np.sqrt(np.mean(residual**2)) <= EXACT_FIT_TOLERANCE * max(typical, 1e-300):
+                raise ValueError(
+                    "y is a linear function of X (the least-squares residuals vanish up to "
+                    "rounding): the posterior of the noise scale is then improper (it "
+                    "piles up at 0). Fix `scale`, or check y for a copy of a feature.")
             theta[-1] = np.log(max(spread, 1e-3 * typical, 1e-300))
         return theta
 
