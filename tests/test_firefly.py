@@ -1,6 +1,8 @@
 """Firefly Monte Carlo: the bounds and their collapsed sums, the bright/dark set, exactness
 against a grid posterior and the exact chain, invariance, the bright fraction, the
 classifier's scikit-learn citizenship, and bad input."""
+import warnings
+
 import numpy as np
 import pytest
 from scipy.special import log_expit, log_softmax, logsumexp, softmax
@@ -397,3 +399,18 @@ def test_softmax_chains_start_inside_the_laplace_approximation_and_mix():
         contrasts.append((contrast.mean(axis=0), contrast.std(axis=0), ess))
     (m1, s1, e1), (m2, s2, e2) = contrasts
     assert np.all(np.abs(m1 - m2) < 4 * np.sqrt(s1**2 / e1 + s2**2 / e2))
+
+
+def test_firefly_warns_when_most_rows_stay_bright():
+    from sklearn.exceptions import EfficiencyWarning
+
+    X, y = make_classification(2000, 5, random_state=0)
+    settings = dict(n_samples=200, n_burnin=200, random_state=0)
+    with pytest.warns(EfficiencyWarning, match=r"Firefly kept \d+% of the rows bright"):
+        loose = MinibatchMHLogisticRegression(acceptance=Firefly(bound="untuned"),
+                                              **settings).fit(X, y)
+    assert loose.bright_fraction_ > 0.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EfficiencyWarning)
+        tight = MinibatchMHLogisticRegression(acceptance="firefly", **settings).fit(X, y)
+    assert tight.bright_fraction_ < 0.5

@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.exceptions import ConvergenceWarning
+from sklearn.exceptions import ConvergenceWarning, EfficiencyWarning
 from sklearn.utils import Bunch
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
@@ -38,6 +38,9 @@ AUTO_MAX_THIN = 10
 #: float32 data are converted to float64 (a copy that costs nothing at that size, and no
 #: second set of kernels to compile).
 FLOAT32_IN_PLACE_MIN_BYTES = 1 << 26
+#: Firefly warns when its chains kept more than this fraction of the rows bright on average
+#: (each bright row is a likelihood query per iteration: the bounds are too loose to pay).
+FIREFLY_MAX_BRIGHT_FRACTION = 0.5
 #: A fit warns when some parameter's rank-normalised split R-hat exceeds this ...
 MAX_RHAT = 1.01
 #: ... or its bulk effective sample size is below this many per chain (Vehtari et al. 2021).
@@ -268,8 +271,22 @@ class LinearMHEstimator(BaseEstimator):
         self.thin_ = np.array([c.thin for c in chains])
         self.n_iter_ = self.n_burnin + self.n_samples * self.thin_
         self.acceptance_rate_ = float(stats["acceptance_rate"].mean())
+        if "n_bright" in stats:
+            self._warn_if_firefly_cannot_pay(float(stats["n_bright"].mean()) / data.n_rows)
         self.step_size_ = np.stack([c.sampler.scale * c.sampler.shape.scales() for c in chains])
         return draws, stats
+
+    def _warn_if_firefly_cannot_pay(self, fraction):
+        """Store ``bright_fraction_`` and warn (``EfficiencyWarning``) when Firefly queried
+        most rows at every iteration anyway."""
+        self.bright_fraction_ = fraction
+        if fraction > FIREFLY_MAX_BRIGHT_FRACTION:
+            warnings.warn(
+                f"{type(self).__name__}: Firefly kept {fraction:.0%} of the rows bright on "
+                f"average, so each iteration queried that share of the data: its bounds are "
+                f"too loose for these data to save anything. acceptance='metropolis' (every "
+                f"row, exact) or 'minibatch' costs less here.", EfficiencyWarning,
+                stacklevel=4)
 
     def _diagnose(self):
         """Store ``diagnostics_`` (R-hat, bulk and tail ESS of every sampled quantity) and
