@@ -74,21 +74,29 @@ def first_bad_row(array, start, stop):
     return -1
 
 
-def moments(array, start, stop):
-    """Sums over rows ``start..stop-1`` of ``array`` (1-D, or 2-D column by column), shifted
-    by the first row for accuracy: ``count``, ``shift``, ``total``, ``square`` and ``low``
-    (the minimum). :func:`combine_moments` turns parts of them into means and sds."""
+def moments(array, start, stop, weights=None):
+    """Sums over rows ``start..stop-1`` of ``array`` (1-D, or 2-D column by column), each
+    row counted ``weights[i]`` times (once without weights), shifted by the first row for
+    accuracy: ``count``, ``shift``, ``total``, ``square`` and ``low`` (the minimum over all
+    rows). :func:`combine_moments` turns parts of them into means and sds."""
     width = np.shape(array)[1:]
     shift = (np.asarray(array[start], dtype=np.float64).copy() if stop > start
              else np.zeros(width))
     total, square, low = np.zeros(width), np.zeros(width), np.full(width, np.inf)
+    count = 0.0
     for begin, end in chunks(start, stop):
         block = np.asarray(array[begin:end], dtype=np.float64) - shift
-        total += block.sum(axis=0)
-        square += np.einsum("i...,i...->...", block, block)
+        if weights is None:
+            count += end - begin
+            total += block.sum(axis=0)
+            square += np.einsum("i...,i...->...", block, block)
+        else:
+            weight = weights[begin:end]
+            count += float(weight.sum())
+            total += np.tensordot(weight, block, axes=(0, 0))
+            square += np.einsum("i,i...,i...->...", weight, block, block)
         low = np.minimum(low, block.min(axis=0) + shift)
-    return {"count": stop - start, "shift": shift, "total": total, "square": square,
-            "low": low}
+    return {"count": count, "shift": shift, "total": total, "square": square, "low": low}
 
 
 def combine_moments(parts):
@@ -102,10 +110,10 @@ def combine_moments(parts):
     return mean, np.sqrt(np.maximum(square, 0.0) / n), low
 
 
-def scan_data(X, y, classes=False):
+def scan_data(X, y, classes=False, weights=None):
     """One parallel pass over ``X`` (n, D) and ``y`` (n,): the first row with NaN or
     infinity in either (a ``ValueError`` naming it), the columns' means and sds, and what
-    ``fit`` needs of ``y``.
+    ``fit`` needs of ``y`` (means and sds weighted by ``weights`` when given).
 
     Returns
     -------
@@ -113,23 +121,24 @@ def scan_data(X, y, classes=False):
     values of ``y``, with ``classes``), or ``min``, ``mean`` and ``std`` of ``y`` (numeric
     ``y``).
     """
-    parts = map_stripes(lambda start, stop: scan_part(X, y, start, stop, classes), X.shape[0])
+    parts = map_stripes(lambda start, stop: scan_part(X, y, start, stop, classes, weights),
+                        X.shape[0])
     return combine_scans(parts, classes)
 
 
-def scan_part(X, y, start, stop, classes):
+def scan_part(X, y, start, stop, classes, weights=None):
     """:func:`scan_data` over rows ``start..stop-1`` (the first bad rows in that range)."""
     bad_x = first_bad_row(X, start, stop)
     bad_y = -1 if classes else first_bad_row(y, start, stop)
     found = {"bad_x": bad_x, "bad_y": bad_y}
     if bad_x < 0:
-        found["x"] = moments(X, start, stop)
+        found["x"] = moments(X, start, stop, weights)
     if classes:
         found["classes"] = np.unique(np.concatenate(
             [np.asarray(y[start:start])]  # empty, of y's dtype, for an empty part
             + [np.unique(np.asarray(y[a:b])) for a, b in chunks(start, stop)]))
     elif bad_y < 0:
-        found["y"] = moments(y, start, stop)
+        found["y"] = moments(y, start, stop, weights)
     return found
 
 

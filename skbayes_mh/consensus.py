@@ -205,7 +205,7 @@ class ConsensusMonteCarlo(MetaEstimatorMixin, BaseEstimator):
                             f"their draws of the parameters); got {type(base).__name__}.")
         # One validation pass over the whole data: its classes or outcome scale, shared by
         # every shard (so that the shards' priors multiply into the whole data's prior).
-        X, y, summary = base._fit_data(X, y, classes=is_classifier(base))
+        X, y, _, summary = base._fit_data(X, y, classes=is_classifier(base))
         rng = check_random_state(self.random_state)
         if is_dask_array(X):
             shards = self._fit_dask_shards(X, y, summary, rng)

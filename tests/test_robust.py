@@ -15,7 +15,7 @@ from skbayes_mh._kernels.firefly import firefly_pseudo_posterior, firefly_terms
 from skbayes_mh.models import StudentTModel
 from skbayes_mh.models._prior import GAUSSIAN, LOG_SCALE
 
-from _models import batch_means_standard_error, firefly_chain, linear_target
+from _models import ROBUST_CHECKS, batch_means_standard_error, firefly_chain, linear_target
 
 FAST = dict(n_samples=60, n_burnin=60, n_chains=2)
 NU = 4.0
@@ -280,10 +280,7 @@ def test_fixed_scale_and_attributes(fitted):
 @parametrize_with_checks(
     [RobustTRegression(**FAST), RobustTRegression(acceptance="minibatch", prior="gaussian",
                                                   **FAST)],
-    expected_failed_checks=lambda estimator: {
-        "check_regressors_no_decision_function":
-            "it fits y = X[:, 0], which a linear model fits exactly: the posterior of the "
-            "noise scale is improper there, and fit refuses it with a ValueError"})
+    expected_failed_checks=lambda estimator: ROBUST_CHECKS)
 def test_scikit_learn_estimator_checks(estimator, check):
     check(estimator)
 

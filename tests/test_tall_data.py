@@ -40,8 +40,8 @@ def spy_on_data(monkeypatch):
     seen = []
     original = _base.LinearMHEstimator._linear_data
 
-    def recording(self, X, y_model):
-        data = original(self, X, y_model)
+    def recording(self, X, y_model, weights):
+        data = original(self, X, y_model, weights)
         seen.append(data)
         return data
 

@@ -12,7 +12,7 @@ from sklearn.exceptions import ConvergenceWarning, EfficiencyWarning
 from sklearn.utils import Bunch
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .. import diagnostics
 from .._dask import check_dask_data, encode_dask_labels, is_dask_array, scan_dask_data
@@ -142,7 +142,7 @@ class LinearMHEstimator(BaseEstimator):
                             intercept=self.fit_intercept,
                             power=1.0 if shard is None else shard["prior_power"])
 
-    def _fit_data(self, X, y, classes=False):
+    def _fit_data(self, X, y, sample_weight=None, classes=False):
         """``X`` and ``y`` for ``fit``, validated without copying them: float64 or float32
         ``X`` (a C-contiguous ``np.memmap`` included) is read where it is (float32 from
         :data:`FLOAT32_IN_PLACE_MIN_BYTES` up; below, a float64 copy), and one parallel
@@ -155,13 +155,21 @@ class LinearMHEstimator(BaseEstimator):
         Returns
         -------
         X, y : the validated arrays (views of the input when it needs no conversion)
+        weights : ndarray of shape (n_samples,) or (0,), float64, read-only
+            ``sample_weight`` checked (finite, non-negative, not all zero); empty for None.
         summary : dict
-            ``classes`` (with ``classes``), or ``min``, ``mean`` and ``std`` of ``y``; for
+            The columns' weighted means and sds (``x_mean``, ``x_std``), and ``classes``
+            (with ``classes``) or the weighted ``mean`` and ``std`` of ``y`` and its ``min``;
+            for
             one shard of a consensus fit, the whole data set's (so that every shard has the
             same classes and the same data-scaled prior).
         """
         distributed = is_dask_array(X)
+        weights = np.zeros(0)
         if distributed:
+            if sample_weight is not None:
+                raise ValueError("sample_weight is not supported with a dask.array X yet; "
+                                 "fit without it, or on in-memory or memory-mapped arrays.")
             X, y = check_dask_data(X, y, classes)
             self.n_features_in_ = X.shape[1]
         else:
@@ -175,11 +183,17 @@ class LinearMHEstimator(BaseEstimator):
                     raise
                 row = first_bad_row(values, 0, values.shape[0])
                 raise ValueError(f"{str(error).rstrip('.')} (first in row {row}).") from None
+            if sample_weight is not None:
+                weights = _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                               ensure_non_negative=True)
         if X.dtype == np.float32 and X.nbytes < FLOAT32_IN_PLACE_MIN_BYTES:
             X = X.astype(np.float64)
         self._setup = (time.perf_counter(), {"validation": 1.0})
-        summary = (scan_dask_data if distributed else scan_data)(X, y, classes)
-        return X, y, self._shard_summary(summary, classes)
+        if distributed:
+            summary = scan_dask_data(X, y, classes)
+        else:
+            summary = scan_data(X, y, classes, weights if weights.size else None)
+        return X, y, read_only(weights), self._shard_summary(summary, classes)
 
     def _shard_summary(self, summary, classes):
         """``summary``, or the whole data set's for one shard of a consensus fit."""
@@ -196,14 +210,15 @@ class LinearMHEstimator(BaseEstimator):
             return encode_dask_labels(y, self.classes_, dtype)
         return encode_labels(y, self.classes_, dtype)
 
-    def _linear_data(self, X, y_model):
-        """The data as the kernels read them: ``X`` where it is, ``y`` encoded."""
+    def _linear_data(self, X, y_model, weights):
+        """The data as the kernels read them: ``X`` where it is, ``y`` encoded, the sample
+        weights (empty: none)."""
         if is_dask_array(X):
-            return LinearData(X, y_model.astype(X.dtype), read_only(np.zeros(0)),
+            return LinearData(X, y_model.astype(X.dtype), weights,
                               bool(self.fit_intercept))
         X = read_only(np.ascontiguousarray(X))
         y_model = read_only(np.ascontiguousarray(y_model, dtype=X.dtype))
-        return LinearData(X, y_model, read_only(np.zeros(0)), bool(self.fit_intercept))
+        return LinearData(X, y_model, weights, bool(self.fit_intercept))
 
     def _sample_posterior(self, data, model, prior, acceptance):
         """Run ``n_chains`` chains on the tempered posterior.
@@ -215,6 +230,8 @@ class LinearMHEstimator(BaseEstimator):
         """
         target = Target.linear(model, data, prior, 1.0 / float(self.temperature),
                                lipschitz=acceptance.name == "confidence")
+        if data.weights.size:  # the confidence sampler's range bound scales with it
+            target.max_weight = float(data.weights.max())
         theta_map, covariance, full = target.mean, target.covariance, target.full_covariance
         d = target.n_params
         if "lipschitz" in acceptance.get_params() and acceptance.lipschitz is None:

@@ -43,11 +43,9 @@ class MinibatchMHPoissonRegression(RegressorMixin, LinearMHEstimator):
     prior : {"gaussian", "laplace"}, default="gaussian"
     prior_scale : float, default=1.0
     autoscale : bool, default=True
-        Priors on the data's scale, as rstanarm's autoscaled priors: weight ``j``'s prior
-        scale is ``prior_scale / sd(x_j)`` (``prior_scale`` per standard deviation
-        of the feature), and the intercept's prior is on the intercept at the features'
-        means. ``False``: ``prior_scale`` on the raw features, the intercept's prior at
-        ``x = 0``.
+        Priors on the data's scale (rstanarm's autoscaling, ``docs/estimators.md``):
+        ``prior_scale / sd(x_j)`` on weight ``j``, the intercept's prior at the features'
+        means. ``False``: raw-scale priors.
     fit_intercept : bool, default=True
     intercept_prior_scale : float, default=10.0
     temperature : float, default=1.0
@@ -130,7 +128,7 @@ class MinibatchMHPoissonRegression(RegressorMixin, LinearMHEstimator):
                  thin="auto", n_chains=4, n_jobs=None, random_state=None, verbose=0):
         self._store_parameters(locals())
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Sample the posterior of the weights given ``X`` and counts ``y``.
 
         Parameters
@@ -138,17 +136,21 @@ class MinibatchMHPoissonRegression(RegressorMixin, LinearMHEstimator):
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
             Non-negative counts (non-integer values act as in a quasi-Poisson likelihood).
+        sample_weight : array-like of shape (n_samples,) or None
+            Each row's log-likelihood is multiplied by its weight (non-negative; an integer
+            weight counts the row that many times), in every acceptance test, in Firefly's
+            bounds and in the autoscaled priors' means and sds.
 
         Returns
         -------
         self
         """
         self._validate_params()
-        X, y, summary = self._fit_data(X, y)
+        X, y, weights, summary = self._fit_data(X, y, sample_weight)
         if summary["min"] < 0:
             raise ValueError(f"MinibatchMHPoissonRegression needs non-negative counts y; the "
                              f"smallest is {summary['min']!r}.")
-        data = self._linear_data(X, y)
+        data = self._linear_data(X, y, weights)
         prior = self._prior(_PRIORS[self.prior], data, summary, 1, self.prior_scale,
                             self.intercept_prior_scale)
         draws, stats = self._sample_posterior(data, PoissonModel(), prior,

@@ -150,20 +150,24 @@ class RobustTRegression(RegressorMixin, LinearMHEstimator):
                  verbose=0):
         self._store_parameters(locals())
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Sample the posterior of the weights (and the scale) given ``X`` and ``y``.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,) or None
+            Each row's log-likelihood is multiplied by its weight (non-negative; an integer
+            weight counts the row that many times), in every acceptance test, in Firefly's
+            bounds and in the autoscaled priors' means and sds.
 
         Returns
         -------
         self
         """
         self._validate_params()
-        X, y, summary = self._fit_data(X, y)
+        X, y, weights, summary = self._fit_data(X, y, sample_weight)
         n_features = X.shape[1]
         n_coefficients = n_features + int(self.fit_intercept)
         if self.scale is None and X.shape[0] <= n_coefficients:
@@ -174,7 +178,7 @@ class RobustTRegression(RegressorMixin, LinearMHEstimator):
                 f"`scale` or add data.")
         spread = summary["std"] or 1.0
         center = summary["mean"] if self.fit_intercept else 0.0
-        data = self._linear_data(X, y)
+        data = self._linear_data(X, y, weights)
         model = StudentTModel(self.nu, None if self.scale is None else np.log(self.scale))
         intercept_scale = (10.0 * spread if self.intercept_prior_scale is None
                            else float(self.intercept_prior_scale))

@@ -40,11 +40,9 @@ class FireflySoftmaxClassifier(ClassifierMixin, LinearMHEstimator):
         optimal acceptance rate. A float: an isotropic proposal scale.
     prior_scale : float, default=1.0
     autoscale : bool, default=True
-        Priors on the data's scale, as rstanarm's autoscaled priors: weight ``j``'s prior
-        scale is ``prior_scale / sd(x_j)`` (``prior_scale`` per standard deviation
-        of the feature), and the intercept's prior is on the intercept at the features'
-        means. ``False``: ``prior_scale`` on the raw features, the intercept's prior at
-        ``x = 0``.
+        Priors on the data's scale (rstanarm's autoscaling, ``docs/estimators.md``):
+        ``prior_scale / sd(x_j)`` on weight ``j``, the intercept's prior at the features'
+        means. ``False``: raw-scale priors.
     fit_intercept : bool, default=True
     intercept_prior_scale : float, default=10.0
     temperature : float, default=1.0
@@ -123,7 +121,7 @@ class FireflySoftmaxClassifier(ClassifierMixin, LinearMHEstimator):
                  n_jobs=None, random_state=None, verbose=0):
         self._store_parameters(locals())
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Sample the posterior of the weights given ``X`` and class labels ``y``.
 
         Parameters
@@ -131,13 +129,17 @@ class FireflySoftmaxClassifier(ClassifierMixin, LinearMHEstimator):
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
             At least two classes.
+        sample_weight : array-like of shape (n_samples,) or None
+            Each row's log-likelihood is multiplied by its weight (non-negative; an integer
+            weight counts the row that many times), in every acceptance test, in Firefly's
+            bounds and in the autoscaled priors' means and sds.
 
         Returns
         -------
         self
         """
         self._validate_params()
-        X, y, summary = self._fit_data(X, y, classes=True)
+        X, y, weights, summary = self._fit_data(X, y, sample_weight, classes=True)
         self.classes_ = summary["classes"]
         if self.classes_.size < 2:
             raise ValueError(f"This solver needs samples of at least 2 classes in the data, but "
@@ -145,7 +147,7 @@ class FireflySoftmaxClassifier(ClassifierMixin, LinearMHEstimator):
         n_classes = self.classes_.size
         acceptance = self._acceptance(X.shape[0])
         model = SoftmaxModel(n_classes, getattr(acceptance, "softmax_bound", "jebara"))
-        data = self._linear_data(X, self._class_indices(y, X.dtype))
+        data = self._linear_data(X, self._class_indices(y, X.dtype), weights)
         prior = self._prior(GAUSSIAN, data, summary, n_classes, self.prior_scale,
                             self.intercept_prior_scale)
         draws, stats = self._sample_posterior(data, model, prior, acceptance)
