@@ -65,7 +65,7 @@ def consensus_combine(shard_draws):
         weights[s] = inverse_factor.T @ inverse_factor
     total = weights.sum(axis=0)
     weighted = sum(draws @ weight for draws, weight in zip(shard_draws, weights))
-    combined = np.linalg.solve(total, weighted.reshape(-1, d).T).T
+    combined = np.ascontiguousarray(np.linalg.solve(total, weighted.reshape(-1, d).T).T)
     return combined.reshape(shard_draws[0].shape), weights
 
 

@@ -1,0 +1,53 @@
+"""A fitted estimator round-trips through pickle and through skops (trusting exactly
+``SKOPS_TRUSTED_TYPES``) with identical predictions."""
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_diabetes, load_iris
+
+from skbayes_mh import (ConsensusMonteCarlo, FireflySoftmaxClassifier,
+                        MinibatchMHLogisticRegression, MinibatchMHPoissonRegression,
+                        RobustTRegression)
+from skbayes_mh.persistence import SKOPS_TRUSTED_TYPES
+
+FAST = dict(n_samples=50, n_burnin=50, n_chains=2, random_state=0)
+
+
+def fitted():
+    X, y = load_iris(return_X_y=True)
+    X_reg, y_reg = load_diabetes(return_X_y=True)
+    binary = y > 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # short chains: convergence warnings
+        yield "softmax-firefly", FireflySoftmaxClassifier(acceptance="firefly", **FAST).fit(
+            X, y), X
+        yield "logistic-minibatch", MinibatchMHLogisticRegression(
+            acceptance="minibatch", **FAST).fit(X, binary), X
+        yield "robust-firefly", RobustTRegression(acceptance="firefly", **FAST).fit(
+            X_reg, y_reg), X_reg
+        yield "poisson", MinibatchMHPoissonRegression(**FAST).fit(
+            X_reg, np.round(np.abs(y_reg) / 50)), X_reg
+        yield "consensus", ConsensusMonteCarlo(RobustTRegression(**FAST), n_shards=2,
+                                               random_state=0).fit(X_reg, y_reg), X_reg
+
+
+def predictions(estimator, X):
+    method = "predict_proba" if hasattr(estimator, "predict_proba") else "predict"
+    return getattr(estimator, method)(X)
+
+
+def test_pickle_and_skops_round_trips_keep_predictions():
+    skops_io = pytest.importorskip("skops.io")
+    for name, estimator, X in fitted():
+        expected = predictions(estimator, X)
+        restored = pickle.loads(pickle.dumps(estimator))
+        np.testing.assert_array_equal(predictions(restored, X), expected, err_msg=name)
+        data = skops_io.dumps(estimator)
+        untrusted = set(skops_io.get_untrusted_types(data=data))
+        assert untrusted <= set(SKOPS_TRUSTED_TYPES), (name, untrusted)
+        loaded = skops_io.loads(data, trusted=SKOPS_TRUSTED_TYPES)
+        np.testing.assert_array_equal(predictions(loaded, X), expected, err_msg=name)
+        assert type(loaded) is type(estimator)
+        np.testing.assert_array_equal(loaded.posterior_["coef"], estimator.posterior_["coef"])
