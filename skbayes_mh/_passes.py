@@ -77,25 +77,23 @@ def first_bad_row(array, start, stop):
 def moments(array, start, stop, weights=None):
     """Sums over rows ``start..stop-1`` of ``array`` (1-D, or 2-D column by column), each
     row counted ``weights[i]`` times (once without weights), shifted by the first row for
-    accuracy: ``count``, ``shift``, ``total``, ``square`` and ``low`` (the minimum over all
-    rows). :func:`combine_moments` turns parts of them into means and sds."""
+    accuracy: ``count``, ``shift``, ``total``, ``square`` and, for a 1-D ``array``, ``low``
+    (its minimum over all rows; infinity for 2-D). :func:`combine_moments` turns parts of
+    them into means and sds."""
     width = np.shape(array)[1:]
     shift = (np.asarray(array[start], dtype=np.float64).copy() if stop > start
              else np.zeros(width))
-    total, square, low = np.zeros(width), np.zeros(width), np.full(width, np.inf)
-    count = 0.0
+    total, square, low, count = np.zeros(width), np.zeros(width), np.inf, 0.0
     for begin, end in chunks(start, stop):
         block = np.asarray(array[begin:end], dtype=np.float64) - shift
-        if weights is None:
-            count += end - begin
-            total += block.sum(axis=0)
-            square += np.einsum("i...,i...->...", block, block)
-        else:
-            weight = weights[begin:end]
-            count += float(weight.sum())
-            total += np.tensordot(weight, block, axes=(0, 0))
-            square += np.einsum("i,i...,i...->...", weight, block, block)
-        low = np.minimum(low, block.min(axis=0) + shift)
+        weight = np.ones(end - begin) if weights is None else weights[begin:end]
+        count += float(weight.sum())
+        # Sums over rows as vector-matrix products: NumPy's reductions along the rows of a
+        # C-ordered block are several times slower.
+        total += weight @ block
+        square += weight @ (block * block)
+        if block.ndim == 1:
+            low = min(low, float(block.min() + shift))
     return {"count": count, "shift": shift, "total": total, "square": square, "low": low}
 
 
@@ -106,8 +104,7 @@ def combine_moments(parts):
     # Each part's sum of squares about the overall mean, from its shifted sums.
     square = sum(part["square"] + 2 * (part["shift"] - mean) * part["total"]
                  + part["count"] * (part["shift"] - mean) ** 2 for part in parts)
-    low = np.min([part["low"] for part in parts], axis=0)
-    return mean, np.sqrt(np.maximum(square, 0.0) / n), low
+    return mean, np.sqrt(np.maximum(square, 0.0) / n), min(part["low"] for part in parts)
 
 
 def scan_data(X, y, classes=False, weights=None):
