@@ -11,7 +11,7 @@ Columns: likelihood queries per iteration, effective samples per 1,000 iteration
 bulk ESS, mean over the parameters), and the speed-up in effective samples per query and
 per second of wall time, relative to regular MCMC. Regular MCMC is the ordinary
 Metropolis-Hastings sampler with the exact test and the same proposal, the same
-preconditioner (the Laplace covariance at the MAP) and the same burn-in tuning.
+preconditioner (the Laplace covariance at the MAP) and the same warm-up tuning.
 
     python benchmarks/firefly_table1.py [--iterations 20000] [--burnin 3000] [--chains 2]
                                         [--models logistic softmax]

@@ -25,7 +25,7 @@ print(f"{imported - start:.2f} {end - fit_start:.2f} {end - start:.2f}")
 def main():
     subprocess.run([sys.executable, "-c", CHILD], check=True, capture_output=True)  # warm the cache
     print("fresh process, warm numba cache, 1,000 x 10, defaults "
-          "(4 chains x (1,000 burn-in + 1,000 draws), minibatch test)\n")
+          "(4 chains x (1,000 warm-up + 1,000 draws), minibatch test)\n")
     print("  run  import (s)  fit (s)  total (s)")
     for run in range(3):
         out = subprocess.run([sys.executable, "-c", CHILD], check=True, capture_output=True,

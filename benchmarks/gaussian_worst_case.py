@@ -44,7 +44,7 @@ def main():
             continue
         try:
             result = sample(gaussian_mean_loglik, x, [exact_mean], step_size=exact_sd,
-                            acceptance=make(), n_samples=args.samples, n_burnin=1000,
+                            acceptance=make(), n_draws=args.samples, n_warmup=1000,
                             random_state=1)
         except (ValueError, TypeError) as error:
             rows.append([name, "-", "-", "-", "-", "-", f"error: {error}"])

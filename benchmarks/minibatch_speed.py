@@ -54,13 +54,13 @@ def main():
     test = MinibatchBarker(batch_size=100)
     settings = dict(step_size=0.05, acceptance=test, temperature=100.0)
     # Warm-up: compile (or load from cache) and move away from the start.
-    warm = sample(logistic_loglik, data, theta0, n_samples=2000, random_state=0, **settings)
+    warm = sample(logistic_loglik, data, theta0, n_draws=2000, random_state=0, **settings)
     stream_random_rows(data, warm.n_data_read[:10], 0)  # compile
     # Chain and bound are timed alternately, best of --repeats each, so that both see the
     # same machine state; each chain run starts from the same warmed-up state.
     chain_seconds, stream_seconds = np.inf, np.inf
     for repeat in range(args.repeats):
-        result = sample(logistic_loglik, data, warm.draws[-1], n_samples=args.iterations,
+        result = sample(logistic_loglik, data, warm.draws[-1], n_draws=args.iterations,
                         random_state=1, **settings)
         chain_seconds = min(chain_seconds, result.seconds)
         start = time.perf_counter()

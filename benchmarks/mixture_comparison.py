@@ -70,8 +70,8 @@ def main():
     rows, reads = [], {}
     for name, test in tests.items():
         result = sample(mixture_loglik, data, [0.0, 1.0], step_size=0.15,
-                        log_prior=mixture_log_prior, acceptance=test, n_samples=args.samples,
-                        n_burnin=500, temperature=args.temperature, random_state=0)
+                        log_prior=mixture_log_prior, acceptance=test, n_draws=args.samples,
+                        n_warmup=500, temperature=args.temperature, random_state=0)
         distance = histogram_distances(result.draws, EDGES_1, EDGES_2, truth)
         reads[name] = result.n_data_read
         rows.append([name, f"{result.mean_data_read:,.1f}", paper[name],

@@ -47,7 +47,7 @@ def main():
         for chain in range(args.chains):
             result = sample(mixture_loglik, data, [0.0, 1.0], step_size=step,
                             log_prior=mixture_log_prior, acceptance=MinibatchBarker(batch_size=50),
-                            n_samples=args.samples, n_burnin=500,
+                            n_draws=args.samples, n_warmup=500,
                             temperature=args.temperature, random_state=chain)
             sizes.append(result.mean_data_read)
             distances.append(histogram_distances(result.draws, EDGES_1, EDGES_2, truth))
@@ -62,7 +62,7 @@ def main():
     if args.exact:
         result = sample(mixture_loglik, data, [0.0, 1.0], step_size=0.15,
                         log_prior=mixture_log_prior, acceptance="metropolis",
-                        n_samples=args.samples, n_burnin=500, temperature=args.temperature,
+                        n_draws=args.samples, n_warmup=500, temperature=args.temperature,
                         random_state=0)
         distance = histogram_distances(result.draws, EDGES_1, EDGES_2, truth)
         rows.append(["exact metropolis, sd 0.15", f"{result.mean_data_read:,.0f}",

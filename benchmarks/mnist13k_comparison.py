@@ -60,7 +60,7 @@ def main():
         sizes, rates, finals = [], [], []
         for trial in range(args.trials):
             result = sample(logistic_loglik, data, np.zeros(X.shape[1]), step_size=0.05,
-                            acceptance=test, temperature=100.0, n_samples=args.samples,
+                            acceptance=test, temperature=100.0, n_draws=args.samples,
                             random_state=trial)
             sizes.append(result.mean_data_read)
             rates.append(result.acceptance_rate)

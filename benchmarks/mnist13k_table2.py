@@ -52,7 +52,7 @@ def main():
         sizes, final_accuracy, last_accuracy, rates, per_second, rows_per_second = ([] for _ in range(6))
         for trial in range(args.trials):
             result = sample(logistic_loglik, data, theta0, step_size=STEP, acceptance=test,
-                            temperature=TEMPERATURE, n_samples=args.samples, random_state=trial)
+                            temperature=TEMPERATURE, n_draws=args.samples, random_state=trial)
             sizes.append(result.mean_data_read)
             final_accuracy.append(accuracy(result.draws[-1:], X_test, y_test))
             last_accuracy.append(accuracy(result.draws[-1000:], X_test, y_test))
@@ -69,7 +69,7 @@ def main():
     print("\npaper (sigma = 1): 125.4 +/- 9.2 rows per test")
 
     exact = sample(logistic_loglik, data, theta0, step_size=STEP, acceptance="metropolis",
-                   temperature=TEMPERATURE, n_samples=min(args.samples, 2000), random_state=0)
+                   temperature=TEMPERATURE, n_draws=min(args.samples, 2000), random_state=0)
     speed["metropolis"] = (exact.draws.shape[0] / exact.seconds,
                            exact.n_data_read.sum() / exact.seconds)
     print()

@@ -41,7 +41,7 @@ def main():
                 warnings.simplefilter("always")
                 clf = MinibatchMHLogisticRegression(
                     acceptance=test(control_variates=control_variates), proposal=proposal,
-                    fit_intercept=False, n_samples=args.samples, n_burnin=args.samples,
+                    fit_intercept=False, n_draws=args.samples, n_warmup=args.samples,
                     thin=1, n_chains=2, n_jobs=-1, random_state=0).fit(X, y)
             seconds = time.perf_counter() - start
             diagnostics = clf.diagnostics_

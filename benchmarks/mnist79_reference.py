@@ -40,7 +40,7 @@ def main():
     start = time.perf_counter()
     clf = MinibatchMHLogisticRegression(
         acceptance="metropolis", prior_scale=PRIOR_SCALE, intercept_prior_scale=PRIOR_SCALE,
-        n_samples=args.iterations // args.thin, thin=args.thin, n_burnin=20_000,
+        n_draws=args.iterations // args.thin, thin=args.thin, n_warmup=20_000,
         n_chains=args.chains, n_jobs=-1, random_state=2024).fit(X, y)
     seconds = time.perf_counter() - start
     draws = weights(clf)

@@ -157,8 +157,8 @@ def main():
     X, y = synthetic(2000, seed=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        MinibatchMHLogisticRegression(n_samples=50, n_burnin=50, random_state=0).fit(X, y)
-        MinibatchMHLogisticRegression(acceptance="minibatch", n_samples=50, n_burnin=50,
+        MinibatchMHLogisticRegression(n_draws=50, n_warmup=50, random_state=0).fit(X, y)
+        MinibatchMHLogisticRegression(acceptance="minibatch", n_draws=50, n_warmup=50,
                                       random_state=0).fit(X, y)
 
     data_sets = [(f"synthetic N={float(n):.0e}", int(float(n)), 1.0, False)

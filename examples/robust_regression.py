@@ -31,7 +31,7 @@ def main():
     else:
         X, y, names = synthetic()
     X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
-    robust = RobustTRegression(n_samples=1000, n_burnin=500, n_chains=2, random_state=0)
+    robust = RobustTRegression(n_draws=1000, n_warmup=500, n_chains=2, random_state=0)
     robust.fit(X_train, y_train)
     ols = LinearRegression().fit(X_train, y_train)
 

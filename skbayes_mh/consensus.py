@@ -146,7 +146,7 @@ class ConsensusMonteCarlo(MetaEstimatorMixin, BaseEstimator):
     estimator : estimator of this library
         Fitted once per shard (clones), with its prior raised to ``1 / n_shards`` and its
         data-scaled settings (classes, the outcome's scale) taken from the whole data set.
-        Every shard keeps its ``n_chains`` and ``n_samples``.
+        Every shard keeps its ``n_chains`` and ``n_draws``.
     n_shards : int or None
         ``None``: one shard per row block of a ``dask.array`` ``X``. An int: a Dask array is
         re-blocked into that many row blocks; in-memory data are split at random into that

@@ -44,10 +44,15 @@ def mcse_mean(draws):
     return _per_parameter(_stats().mcse, draws, method="mean")
 
 
+def mcse_sd(draws):
+    """Monte Carlo standard error of each parameter's posterior standard deviation."""
+    return _per_parameter(_stats().mcse, draws, method="sd")
+
+
 def summarize(draws):
-    """``dict`` of ``mean``, ``sd``, ``mcse_mean``, ``ess_bulk``, ``ess_tail``, ``r_hat``, each of
-    shape ``draws.shape[2:]``."""
+    """``dict`` of ``mean``, ``sd``, ``mcse_mean``, ``mcse_sd``, ``ess_bulk``, ``ess_tail``,
+    ``r_hat``, each of shape ``draws.shape[2:]``."""
     draws = np.asarray(draws, dtype=np.float64)
     return {"mean": draws.mean(axis=(0, 1)), "sd": draws.std(axis=(0, 1)),
-            "mcse_mean": mcse_mean(draws), "ess_bulk": ess_bulk(draws),
+            "mcse_mean": mcse_mean(draws), "mcse_sd": mcse_sd(draws), "ess_bulk": ess_bulk(draws),
             "ess_tail": ess_tail(draws), "r_hat": rhat(draws)}

@@ -1,4 +1,6 @@
 """The posterior samples container, chain-major as ArviZ expects."""
+import inspect
+
 import numpy as np
 
 
@@ -54,14 +56,28 @@ class Posterior:
         """``{"posterior": {...}, "sample_stats": {...}}`` of plain arrays."""
         return {"posterior": dict(self.draws), "sample_stats": dict(self.sample_stats)}
 
-    def to_arviz(self):
+    def to_arviz(self, **groups):
         """An ``arviz.InferenceData`` (needs the optional dependency ArviZ), so that
-        ``arviz.summary`` gives R-hat and effective sample sizes."""
+        ``arviz.summary`` gives R-hat and effective sample sizes.
+
+        Parameters
+        ----------
+        **groups : dict of str to ndarray
+            More groups by name (``observed_data``, ``constant_data``, ``log_likelihood``,
+            ``posterior_predictive``). Their variable ``y`` and the first axis of ``X`` (after
+            chain and draw where present) share the dimension ``row``.
+        """
         try:
             import arviz
         except ImportError as error:
             raise ImportError("to_arviz needs ArviZ: pip install 'skbayes-mh[arviz]'") from error
-        return arviz.from_dict(posterior=dict(self.draws), sample_stats=dict(self.sample_stats))
+        dims = {"y": ["row"], "X": ["row", "feature"]}
+        everything = {"posterior": dict(self.draws), "sample_stats": dict(self.sample_stats),
+                      **groups}
+        first = next(iter(inspect.signature(arviz.from_dict).parameters))
+        if first == "posterior":  # ArviZ before 1.0: one keyword per group
+            return arviz.from_dict(**everything, dims=dims)
+        return arviz.from_dict(everything, dims=dims)  # ArviZ 1.0: a dict of groups
 
     def __repr__(self):
         draws = ", ".join(f"{k} {v.shape[2:]}" for k, v in self.draws.items())

@@ -72,8 +72,8 @@ def test_the_prior_built_with_and_without_autoscale():
 def test_robust_regression_on_exactly_linear_y_is_refused():
     X = np.random.default_rng(0).normal(size=(10, 4))
     with pytest.raises(ValueError, match="y is a linear function of X"):
-        RobustTRegression(n_samples=50, n_burnin=50).fit(X, X[:, 0])
-    fixed = RobustTRegression(scale=0.1, n_samples=50, n_burnin=50, n_chains=1,
+        RobustTRegression(n_draws=50, n_warmup=50).fit(X, X[:, 0])
+    fixed = RobustTRegression(scale=0.1, n_draws=50, n_warmup=50, n_chains=1,
                               random_state=0).fit(X, X[:, 0])
     assert np.isfinite(fixed.coef_).all()
 
@@ -88,7 +88,7 @@ def test_autoscaled_gaussian_regression_matches_its_conjugate_posterior():
     prior_scale, intercept_scale = 0.05, 2.0
     reg = RobustTRegression(nu=1e7, scale=0.8, prior="gaussian", prior_scale=prior_scale,
                             intercept_prior_scale=intercept_scale, acceptance="metropolis",
-                            n_samples=4000, n_chains=2, random_state=0).fit(X, y)
+                            n_draws=4000, n_chains=2, random_state=0).fit(X, y)
     design = np.column_stack([X, np.ones(300)])
     weight_scales = prior_scale * y.std() / X.std(axis=0)
     centred = np.r_[X.mean(axis=0), 1.0]

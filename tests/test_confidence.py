@@ -68,7 +68,7 @@ def test_estimator_supplies_the_logistic_bound():
     rng = np.random.default_rng(8)
     X = rng.normal(size=(3000, 3))
     y = (X @ [1.0, -1.0, 0.5] + rng.logistic(size=3000) > 0).astype(int)
-    clf = MinibatchMHLogisticRegression(acceptance="confidence", n_samples=200, n_burnin=200,
+    clf = MinibatchMHLogisticRegression(acceptance="confidence", n_draws=200, n_warmup=200,
                                         n_chains=2, random_state=0).fit(X, y)
     design = np.column_stack([X, np.ones(len(X))])
     assert clf.acceptance_.lipschitz == pytest.approx(np.sqrt((design**2).sum(axis=1).max()))

@@ -211,7 +211,7 @@ def test_sample_with_derivatives_uses_control_variates_and_agrees():
     # test reads ~batch_size rows and the posterior agrees with the exact test's.
     X, y, rows = logistic_rows(20_000, 2, seed=6)
     theta0 = np.zeros(3)
-    kwargs = dict(log_prior=standard_normal_log_prior, n_samples=6000, n_burnin=500,
+    kwargs = dict(log_prior=standard_normal_log_prior, n_draws=6000, n_warmup=500,
                   random_state=7)
     target = linear_target(LogisticModel(), X, y, np.ones(3))
     step = 0.8 * np.sqrt(np.diag(target.covariance))
@@ -234,7 +234,7 @@ def test_pcn_in_sample_moves_around_the_laplace_approximation():
     result = sample(logistic_loglik, rows, np.zeros(3), step_size=1.0,
                     gradient=logistic_gradient, hessian=logistic_hessian,
                     log_prior=standard_normal_log_prior, acceptance="metropolis",
-                    proposal="pcn", n_samples=2000, random_state=9)
+                    proposal="pcn", n_draws=2000, random_state=9)
     target = linear_target(LogisticModel(), X, y, np.ones(3))
     # An independence proposal from a near-exact Laplace approximation: nearly all accepted.
     assert result.acceptance_rate > 0.8
@@ -255,7 +255,7 @@ def test_pcn_in_sample_moves_around_the_laplace_approximation():
 ])
 def test_bad_control_variate_input_is_explained(kwargs, error, message):
     _, _, rows = logistic_rows(200, 1, seed=10)
-    kwargs = dict(dict(step_size=0.1, n_samples=10), **kwargs)
+    kwargs = dict(dict(step_size=0.1, n_draws=10), **kwargs)
     with pytest.raises(error, match=re.escape(message)):
         sample(logistic_loglik, rows, np.zeros(2), **kwargs)
 
@@ -263,11 +263,11 @@ def test_bad_control_variate_input_is_explained(kwargs, error, message):
 def test_confidence_sampler_needs_a_range_bound_for_control_variates():
     _, _, rows = logistic_rows(200, 1, seed=11)
     with pytest.raises(ValueError, match="third derivative"):
-        sample(logistic_loglik, rows, np.zeros(2), step_size=0.1, n_samples=10,
+        sample(logistic_loglik, rows, np.zeros(2), step_size=0.1, n_draws=10,
                gradient=logistic_gradient, hessian=logistic_hessian,
                acceptance=ConfidenceSampler(lipschitz=2.0, control_variates=True))
     # "auto" falls back to the Lipschitz range without them.
-    result = sample(logistic_loglik, rows, np.zeros(2), step_size=0.1, n_samples=10,
+    result = sample(logistic_loglik, rows, np.zeros(2), step_size=0.1, n_draws=10,
                     gradient=logistic_gradient, hessian=logistic_hessian,
                     acceptance=ConfidenceSampler(lipschitz=2.0))
     assert result.draws.shape == (10, 2)

@@ -42,7 +42,7 @@ def gaussian_regression(n_rows=4000, seed=0):
 def gaussian_estimator(**kwargs):
     """Student-t regression that is Gaussian regression: nu = 10^6, scale fixed at 1."""
     return RobustTRegression(nu=1e6, scale=1.0, prior="gaussian", prior_scale=1.0,
-                             autoscale=False, n_samples=1500, n_burnin=500, **kwargs)
+                             autoscale=False, n_draws=1500, n_warmup=500, **kwargs)
 
 
 def exact_posterior(X, y, prior_scale=1.0):

@@ -22,7 +22,7 @@ from skbayes_mh.models.softmax import SOFTMAX_BOUNDS, softmax_curvature
 from _models import (STOCHASTIC_CHECKS, batch_means_standard_error, firefly_chain,
                      linear_loglik, linear_target, mh_chain)
 
-FAST = dict(n_samples=60, n_burnin=60, n_chains=2)
+FAST = dict(n_draws=60, n_warmup=60, n_chains=2)
 
 
 # --- bounds ----------------------------------------------------------------------------
@@ -273,15 +273,15 @@ def test_softmax_firefly_matches_the_exact_chain(softmax_bound, class_sep):
     X, y = make_classification(n_samples=300, n_features=2, n_informative=2, n_redundant=0,
                                n_classes=3, n_clusters_per_class=1, class_sep=class_sep,
                                random_state=1)
-    common = dict(n_burnin=2000, n_chains=2, random_state=0)
+    common = dict(n_warmup=2000, n_chains=2, random_state=0)
     # The exact reference with Hamiltonian paths: about 0.5 ESS per draw (the random walk
     # needed 40,000 x 5 iterations for the same precision).
-    exact = FireflySoftmaxClassifier(acceptance="metropolis", proposal="hmc", n_samples=10_000,
+    exact = FireflySoftmaxClassifier(acceptance="metropolis", proposal="hmc", n_draws=10_000,
                                      thin=1, **common).fit(X, y)
     # thin="auto": Firefly's MALA chain mixes slowly along the intercepts' prior-only ridge;
     # up to 10 iterations per draw keep its Monte Carlo error well inside the 0.1 sd below.
     firefly = FireflySoftmaxClassifier(acceptance=Firefly(softmax_bound=softmax_bound),
-                                       n_samples=20_000, **common).fit(X, y)
+                                       n_draws=20_000, **common).fit(X, y)
     reference = np.concatenate([exact.posterior_.get("coef", flat=True).reshape(-1, 6),
                                 exact.posterior_.get("intercept", flat=True)], axis=1)
     draws = np.concatenate([firefly.posterior_.get("coef", flat=True).reshape(-1, 6),
@@ -386,7 +386,7 @@ def test_softmax_chains_start_inside_the_laplace_approximation_and_mix():
     rng = np.random.default_rng(0)
     X = rng.standard_normal((2000, 4))
     y = rng.integers(0, 3, 2000)
-    settings = dict(n_samples=500, n_burnin=500, random_state=0)
+    settings = dict(n_draws=500, n_warmup=500, random_state=0)
     subsampled = FireflySoftmaxClassifier(acceptance="minibatch", **settings).fit(X, y)
     assert subsampled.acceptance_rate_ > 0.1
     worst = max(float(np.max(v)) for v in subsampled.diagnostics_["r_hat"].values())
@@ -406,7 +406,7 @@ def test_firefly_warns_when_most_rows_stay_bright():
     from sklearn.exceptions import EfficiencyWarning
 
     X, y = make_classification(2000, 5, random_state=0)
-    settings = dict(n_samples=200, n_burnin=200, random_state=0)
+    settings = dict(n_draws=200, n_warmup=200, random_state=0)
     with pytest.warns(EfficiencyWarning, match=r"Firefly kept \d+% of the rows bright"):
         loose = MinibatchMHLogisticRegression(acceptance=Firefly(bound="untuned"),
                                               **settings).fit(X, y)

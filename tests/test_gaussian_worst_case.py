@@ -20,7 +20,7 @@ def data():
 def test_posterior_recovered(data, acceptance):
     exact_mean, exact_sd = data.mean(), 1 / np.sqrt(N_DATA)
     result = sample(gaussian_mean_loglik, data, [0.5], step_size=exact_sd, acceptance=acceptance,
-                    n_samples=N_SAMPLES, n_burnin=1000, random_state=11)
+                    n_draws=N_SAMPLES, n_warmup=1000, random_state=11)
     draws = result.draws[:, 0]
     standard_error = batch_means_standard_error(draws)
     assert abs(draws.mean() - exact_mean) < 4 * standard_error

@@ -41,7 +41,7 @@ def test_posterior_moments_hold_after_steps(problem, test):
     for k, start in enumerate(starts):
         result = sample(linear_gaussian_loglik, data, start, step_size=step,
                         log_prior=standard_normal_log_prior, acceptance=test,
-                        n_samples=N_STEPS, random_state=1000 + k)
+                        n_draws=N_STEPS, random_state=1000 + k)
         finals.append(result.draws[-1])
         reads.append(result.mean_data_read)
         accepted.append(result.acceptance_rate)
@@ -104,7 +104,7 @@ def test_confidence_sampler_keeps_the_posterior(logistic_problem):
         # Small steps, so that tests stop before N (the regime of interest); more of them.
         result = sample(logistic_loglik, data, start, step_size=0.1 * sd,
                         log_prior=standard_normal_log_prior, acceptance=test,
-                        n_samples=2 * N_STEPS, random_state=5000 + k)
+                        n_draws=2 * N_STEPS, random_state=5000 + k)
         finals.append(result.draws[-1])
         early.append(np.mean(result.n_data_read < n_data))
         accepted.append(result.acceptance_rate)
@@ -140,7 +140,7 @@ def test_gradient_proposals_keep_the_conjugate_posterior(problem, proposal):
         # A deliberately coarse step (acceptance well below 1): a wrong ratio would show.
         result = sample(linear_gaussian_loglik, data, start, step_size=1.2 * sd,
                         gradient=linear_gaussian_gradient, log_prior=standard_normal_log_prior,
-                        acceptance="metropolis", proposal=proposal, n_samples=10,
+                        acceptance="metropolis", proposal=proposal, n_draws=10,
                         random_state=5000 + k)
         finals.append(result.draws[-1])
         accepted.append(result.acceptance_rate)

@@ -249,11 +249,11 @@ def test_recorded_log_posterior_of_exact_tests():
 
     x = np.random.default_rng(6).normal(size=(300, 1))
     result = sample(gaussian_mean_loglik, x, [0.0], step_size=0.05, acceptance="barker",
-                    log_prior=standard_normal_log_prior, temperature=2.0, n_samples=50,
+                    log_prior=standard_normal_log_prior, temperature=2.0, n_draws=50,
                     random_state=0)
     theta = result.draws[:, 0]
     expected = -0.5 * theta**2 + np.array([-0.5 * np.sum((x[:, 0] - t) ** 2) for t in theta]) / 2
     np.testing.assert_allclose(result.log_posterior, expected, rtol=1e-10)
-    minibatch = sample(gaussian_mean_loglik, x, [0.0], step_size=0.05, n_samples=5,
+    minibatch = sample(gaussian_mean_loglik, x, [0.0], step_size=0.05, n_draws=5,
                        random_state=0)
     assert np.all(np.isnan(minibatch.log_posterior))

@@ -17,7 +17,7 @@ from skbayes_mh.acceptance import MinibatchBarker
 
 from _models import STOCHASTIC_CHECKS, batch_means_standard_error
 
-FAST = dict(n_samples=60, n_burnin=60, n_chains=2)
+FAST = dict(n_draws=60, n_warmup=60, n_chains=2)
 
 
 @parametrize_with_checks([
@@ -48,7 +48,7 @@ def test_fitted_attributes(binary):
         assert clf.posterior_[stat].shape == (3, 60)
     assert np.all(np.diff(clf.posterior_["seconds"], axis=1) >= 0)
     assert clf.step_size_.shape == (3, 5)
-    # Iterations per chain: burn-in plus draws times each chain's thinning.
+    # Iterations per chain: warm-up plus draws times each chain's thinning.
     np.testing.assert_array_equal(clf.n_iter_, 60 + 60 * clf.thin_)
     assert clf.thin_.shape == (3,) and 0 < clf.acceptance_rate_ < 1
     np.testing.assert_allclose(clf.coef_[0], clf.posterior_["coef"].mean(axis=(0, 1)))
@@ -139,7 +139,7 @@ def test_to_arviz_summary(binary):
 
 def test_predictive_mean_risk(binary):
     X, y = binary
-    clf = small(n_chains=2, n_samples=200).fit(X, y)
+    clf = small(n_chains=2, n_draws=200).fit(X, y)
     reference = clf.predict_proba(X)  # the chains' own final predictive mean
     curve = clf.predictive_mean_risk(X, reference)
     assert curve.risk.shape == curve.n_data_read.shape == curve.seconds.shape == (2, 200)
@@ -214,8 +214,8 @@ def test_posterior_matches_numerical_integration(acceptance):
     exact_mean = np.array([(density * w).sum(), (density * b).sum()])
     exact_sd = np.sqrt(np.array([(density * w**2).sum(), (density * b**2).sum()]) - exact_mean**2)
 
-    clf = MinibatchMHLogisticRegression(acceptance=acceptance, prior_scale=2.0, n_samples=5000,
-                                        n_burnin=1000, n_chains=4, n_jobs=2, random_state=0)
+    clf = MinibatchMHLogisticRegression(acceptance=acceptance, prior_scale=2.0, n_draws=5000,
+                                        n_warmup=1000, n_chains=4, n_jobs=2, random_state=0)
     clf.fit(x[:, None], y)
     draws = np.stack([clf.posterior_["coef"][..., 0], clf.posterior_["intercept"]], axis=-1)
     for k in range(2):

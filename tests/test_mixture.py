@@ -25,7 +25,7 @@ def experiment():
     truth = posterior_on_grid(data, EDGES_1, EDGES_2, TEMPERATURE)
     result = sample(mixture_loglik, data, [0.0, 1.0], step_size=0.15,
                     log_prior=mixture_log_prior, acceptance=MinibatchBarker(batch_size=50),
-                    n_samples=100_000, n_burnin=1000, temperature=TEMPERATURE, random_state=1)
+                    n_draws=100_000, n_warmup=1000, temperature=TEMPERATURE, random_state=1)
     return truth, result
 
 

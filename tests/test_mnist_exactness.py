@@ -48,7 +48,7 @@ RUNS = {"metropolis": ("metropolis", "hmc"), "barker": ("barker", "hmc"),
 def run(acceptance, proposal, X, y):
     clf = MinibatchMHLogisticRegression(
         acceptance=acceptance, proposal=proposal, prior_scale=PRIOR_SCALE, autoscale=False,
-        intercept_prior_scale=PRIOR_SCALE, n_samples=1500, n_burnin=1000, n_chains=2,
+        intercept_prior_scale=PRIOR_SCALE, n_draws=1500, n_warmup=1000, n_chains=2,
         n_jobs=2, random_state=7)
     return clf.fit(X, y)
 

@@ -12,7 +12,7 @@ from skbayes_mh import (ConsensusMonteCarlo, FireflySoftmaxClassifier,
                         RobustTRegression)
 from skbayes_mh.persistence import SKOPS_TRUSTED_TYPES
 
-FAST = dict(n_samples=50, n_burnin=50, n_chains=2, random_state=0)
+FAST = dict(n_draws=50, n_warmup=50, n_chains=2, random_state=0)
 
 
 def fitted():

@@ -12,7 +12,7 @@ from skbayes_mh.models import PoissonModel
 
 from _models import STOCHASTIC_CHECKS, linear_target
 
-FAST = dict(n_samples=60, n_burnin=60, n_chains=2)
+FAST = dict(n_draws=60, n_warmup=60, n_chains=2)
 
 
 def counts(n, seed=0, weights=(0.3, -0.2), intercept=1.0):
@@ -47,8 +47,8 @@ def test_scikit_learn_estimator_checks(estimator, check):
 @pytest.fixture(scope="module")
 def exact_reference():
     X, y = counts(400, seed=1)
-    reg = MinibatchMHPoissonRegression(acceptance="metropolis", n_samples=40_000, thin=5,
-                                       n_burnin=2000, n_chains=2, random_state=1).fit(X, y)
+    reg = MinibatchMHPoissonRegression(acceptance="metropolis", n_draws=40_000, thin=5,
+                                       n_warmup=2000, n_chains=2, random_state=1).fit(X, y)
     return X, y, _flat(reg)
 
 
@@ -60,7 +60,7 @@ def _flat(reg):
 @pytest.mark.parametrize("acceptance", ["barker", "minibatch"])
 def test_chains_agree_with_a_long_exact_chain(exact_reference, acceptance):
     X, y, reference = exact_reference
-    reg = MinibatchMHPoissonRegression(acceptance=acceptance, n_samples=20_000, n_burnin=2000,
+    reg = MinibatchMHPoissonRegression(acceptance=acceptance, n_draws=20_000, n_warmup=2000,
                                        n_chains=2, random_state=2).fit(X, y)
     draws = _flat(reg)
     sd = reference.std(axis=0)
@@ -77,7 +77,7 @@ def test_large_n_posterior_mean_is_scikit_learns_penalised_fit():
     n, prior_scale = 50_000, 0.5
     X, y = counts(n, seed=3)
     reg = MinibatchMHPoissonRegression(prior_scale=prior_scale, intercept_prior_scale=1e3,
-                                       autoscale=False, n_samples=500, n_burnin=500, n_chains=2,
+                                       autoscale=False, n_draws=500, n_warmup=500, n_chains=2,
                                        random_state=0).fit(X, y)
     sklearn = PoissonRegressor(alpha=1.0 / (n * prior_scale**2), tol=1e-10,
                                max_iter=1000).fit(X, y)

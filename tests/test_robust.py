@@ -17,7 +17,7 @@ from skbayes_mh.models._prior import GAUSSIAN, LOG_SCALE
 
 from _models import ROBUST_CHECKS, batch_means_standard_error, firefly_chain, linear_target
 
-FAST = dict(n_samples=60, n_burnin=60, n_chains=2)
+FAST = dict(n_draws=60, n_warmup=60, n_chains=2)
 NU = 4.0
 
 
@@ -132,7 +132,7 @@ def test_large_nu_matches_conjugate_linear_regression(acceptance, proposal):
     reg = RobustTRegression(nu=1e7, scale=scale, prior="gaussian", prior_scale=prior_scale,
                             autoscale=False,  # the raw-scale prior integrated below
                             intercept_prior_scale=intercept_scale, acceptance=acceptance,
-                            proposal=proposal, n_samples=10_000, n_burnin=1000, n_chains=2,
+                            proposal=proposal, n_draws=10_000, n_warmup=1000, n_chains=2,
                             random_state=0).fit(X, y)
     design = np.column_stack([X, np.ones(400)])
     prior_precision = np.diag(1 / np.array([prior_scale, prior_scale, intercept_scale]) ** 2)
@@ -151,7 +151,7 @@ def test_large_nu_matches_conjugate_linear_regression(acceptance, proposal):
 def exact_reference():
     """A long exact (Metropolis) run on a small heavy-tailed problem, scale sampled."""
     X, y = _heavy_tailed(200, seed=5)
-    reg = RobustTRegression(acceptance="metropolis", n_samples=40_000, n_burnin=2000, thin=5,
+    reg = RobustTRegression(acceptance="metropolis", n_draws=40_000, n_warmup=2000, thin=5,
                             n_chains=2, random_state=1).fit(X, y)
     return X, y, _flat(reg)
 
@@ -167,8 +167,8 @@ def _flat(reg):
                                                   ("minibatch", "random_walk")])
 def test_firefly_exact_and_minibatch_chains_agree(exact_reference, acceptance, proposal):
     X, y, reference = exact_reference
-    reg = RobustTRegression(acceptance=acceptance, proposal=proposal, n_samples=20_000,
-                            n_burnin=2000, n_chains=2, random_state=2).fit(X, y)
+    reg = RobustTRegression(acceptance=acceptance, proposal=proposal, n_draws=20_000,
+                            n_warmup=2000, n_chains=2, random_state=2).fit(X, y)
     draws = _flat(reg)
     sd = reference.std(axis=0)
     assert np.all(np.abs(draws.mean(axis=0) - reference.mean(axis=0)) < 0.1 * sd), \
@@ -217,7 +217,7 @@ def test_firefly_invariance_from_exact_draws():
 def test_gross_outliers_do_not_drag_the_coefficients():
     X, y = _heavy_tailed(2000, seed=7, outliers=0.05)
     X[y > 10, 0] += 3.0  # outliers with leverage
-    reg = RobustTRegression(random_state=0, n_samples=1000, n_burnin=500, n_chains=2).fit(X, y)
+    reg = RobustTRegression(random_state=0, n_draws=1000, n_warmup=500, n_chains=2).fit(X, y)
     ols = LinearRegression().fit(X, y)
     truth = np.array([1.0, -0.5])
     assert np.all(np.abs(reg.coef_ - truth) < 0.06), reg.coef_
@@ -231,7 +231,7 @@ def test_gross_outliers_do_not_drag_the_coefficients():
 @pytest.fixture(scope="module")
 def fitted():
     X, y = _heavy_tailed(500, seed=8)
-    return X, y, RobustTRegression(random_state=0, n_samples=500, n_burnin=300,
+    return X, y, RobustTRegression(random_state=0, n_draws=500, n_warmup=300,
                                    n_chains=2).fit(X, y)
 
 

@@ -17,7 +17,7 @@ X = np.random.default_rng(0).normal(0.5, 1.0, size=(2000, 1))
 
 def run(**kwargs):
     arguments = dict(loglik=gaussian_mean_loglik, data=X, theta0=[0.5], step_size=0.02,
-                     n_samples=200, random_state=0)
+                     n_draws=200, random_state=0)
     arguments.update(kwargs)
     return sample(**arguments)
 
@@ -28,7 +28,7 @@ NEEDS_BOUND = {"confidence", "firefly"}
 
 @pytest.mark.parametrize("acceptance", sorted(set(ACCEPTANCE_TESTS) - NEEDS_BOUND))
 def test_result_shapes_and_bookkeeping(acceptance):
-    result = run(acceptance=acceptance, n_samples=300)
+    result = run(acceptance=acceptance, n_draws=300)
     assert result.draws.shape == (300, 1)
     assert result.accepted.shape == result.n_data_read.shape == (300,)
     assert result.accepted.dtype == bool
@@ -56,7 +56,7 @@ def test_same_seed_same_draws_and_different_seed_differs():
 def test_temperature_widens_the_posterior():
     # x_i ~ N(theta, 1) with a flat prior at temperature K: posterior N(mean(x), K / N).
     temperature = 16.0
-    result = run(acceptance="metropolis", temperature=temperature, n_samples=20_000,
+    result = run(acceptance="metropolis", temperature=temperature, n_draws=20_000,
                  step_size=math.sqrt(temperature / X.shape[0]), random_state=5)
     draws = result.draws[:, 0]
     effective_size = draws.var() / batch_means_standard_error(draws) ** 2
@@ -71,13 +71,13 @@ def test_per_coordinate_step_size_is_used():
         return -0.5 * ((data[i, 0] - theta[0]) ** 2 + (data[i, 0] - theta[1]) ** 2)
 
     result = sample(two_means, X, [0.5, 0.5], step_size=[0.02, 0.0001], acceptance="barker",
-                    n_samples=500, random_state=0)
+                    n_draws=500, random_state=0)
     spread = np.ptp(result.draws, axis=0)
     assert spread[0] > 20 * spread[1]
 
 
 def test_minus_inf_loglik_proposals_are_rejected():
-    result = run(loglik=zero_beyond_one_loglik, theta0=[0.95], step_size=0.1, n_samples=2000,
+    result = run(loglik=zero_beyond_one_loglik, theta0=[0.95], step_size=0.1, n_draws=2000,
                  acceptance="metropolis")
     assert result.draws.max() <= 1.0
     assert result.acceptance_rate > 0.1
@@ -87,7 +87,7 @@ def test_minus_inf_loglik_proposals_are_rejected():
 def test_minus_inf_log_prior_is_rejected_without_reading_data(acceptance):
     # Data centred at 0: the truncated posterior sits against the prior's boundary.
     result = run(data=X - X.mean(), log_prior=positive_log_prior, theta0=[0.02],
-                 step_size=0.05, n_samples=2000, acceptance=acceptance)
+                 step_size=0.05, n_draws=2000, acceptance=acceptance)
     assert result.draws.min() > 0.0
     rejected_unread = (result.n_data_read == 0)
     assert rejected_unread.any() and not result.accepted[rejected_unread].any()
@@ -96,7 +96,7 @@ def test_minus_inf_log_prior_is_rejected_without_reading_data(acceptance):
 @pytest.mark.parametrize("acceptance", ["metropolis", "minibatch"])
 def test_nan_loglik_names_the_iteration(acceptance):
     with pytest.raises(ValueError, match=r"loglik returned NaN.*sampling iteration \d+"):
-        run(loglik=nan_beyond_one_loglik, theta0=[0.9], step_size=0.3, n_samples=5000,
+        run(loglik=nan_beyond_one_loglik, theta0=[0.9], step_size=0.3, n_draws=5000,
             acceptance=acceptance)
 
 
@@ -114,9 +114,9 @@ def test_nan_loglik_names_the_iteration(acceptance):
     (dict(loglik="loglik"), TypeError, "loglik"),
     (dict(loglik=lambda theta, data, i: 0.0), TypeError, "numba.njit"),
     (dict(loglik=integer_loglik), TypeError, "must return a float"),
-    (dict(n_samples=0), ValueError, "n_samples"),
-    (dict(n_samples=2.5), TypeError, "n_samples"),
-    (dict(n_burnin=-1), ValueError, "n_burnin"),
+    (dict(n_draws=0), ValueError, "n_draws"),
+    (dict(n_draws=2.5), TypeError, "n_draws"),
+    (dict(n_warmup=-1), ValueError, "n_warmup"),
     (dict(temperature=0.0), ValueError, "temperature"),
     (dict(theta0=[[0.5]]), ValueError, "theta0"),
     (dict(theta0=[np.nan]), ValueError, "theta0"),

@@ -40,7 +40,7 @@ def logistic_data(n_rows, seed=0):
 @pytest.mark.parametrize("acceptance", ["metropolis", "minibatch", "firefly"])
 def test_integer_weights_are_repeated_rows_logistic(acceptance):
     X, y, weights = logistic_data(3000 if acceptance == "minibatch" else 300)
-    settings = dict(acceptance=acceptance, n_samples=2000, random_state=0)
+    settings = dict(acceptance=acceptance, n_draws=2000, random_state=0)
     weighted = MinibatchMHLogisticRegression(**settings).fit(X, y, sample_weight=weights)
     repeated = MinibatchMHLogisticRegression(**settings).fit(
         np.repeat(X, weights, axis=0), np.repeat(y, weights))
@@ -52,7 +52,7 @@ def test_integer_weights_are_repeated_rows_robust_firefly():
     X = rng.normal(size=(300, 2)) * [2.0, 0.5]
     y = X @ [1.0, -2.0] + 0.5 + 0.5 * rng.standard_t(4, size=300)
     weights = rng.integers(1, 4, size=300)
-    settings = dict(acceptance="firefly", n_samples=2000, random_state=0)
+    settings = dict(acceptance="firefly", n_draws=2000, random_state=0)
     weighted = RobustTRegression(**settings).fit(X, y, sample_weight=weights)
     repeated = RobustTRegression(**settings).fit(np.repeat(X, weights, axis=0),
                                                  np.repeat(y, weights))
@@ -62,7 +62,7 @@ def test_integer_weights_are_repeated_rows_robust_firefly():
 def test_unit_weights_give_the_unweighted_chains():
     """The same chains up to rounding (the weighted sums differ in their last bits)."""
     X, y, _ = logistic_data(200)
-    settings = dict(n_samples=100, n_burnin=100, n_chains=2, random_state=0)
+    settings = dict(n_draws=100, n_warmup=100, n_chains=2, random_state=0)
     plain = MinibatchMHLogisticRegression(**settings).fit(X, y)
     ones = MinibatchMHLogisticRegression(**settings).fit(X, y, sample_weight=np.ones(200))
     np.testing.assert_allclose(plain.posterior_["coef"], ones.posterior_["coef"], rtol=1e-9,
@@ -71,7 +71,7 @@ def test_unit_weights_give_the_unweighted_chains():
 
 def test_bad_weights_are_refused_by_name():
     X, y, _ = logistic_data(50)
-    clf = MinibatchMHLogisticRegression(n_samples=20, n_burnin=20)
+    clf = MinibatchMHLogisticRegression(n_draws=20, n_warmup=20)
     with pytest.raises(ValueError, match="Negative values in data passed to `sample_weight`"):
         clf.fit(X, y, sample_weight=np.r_[-1.0, np.ones(49)])
     with pytest.raises(ValueError, match="at least one non-zero"):

@@ -52,7 +52,7 @@ def spy_on_data(monkeypatch):
 def test_a_memmap_is_read_in_place_in_its_own_dtype(on_disk, monkeypatch):
     X, y, _ = on_disk
     seen = spy_on_data(monkeypatch)
-    model = MinibatchMHLogisticRegression(n_samples=50, n_burnin=50, n_chains=1,
+    model = MinibatchMHLogisticRegression(n_draws=50, n_warmup=50, n_chains=1,
                                           random_state=0).fit(X, y)
     data = seen[0]
     assert data.X.dtype == np.float32 and np.shares_memory(data.X, X)
@@ -66,7 +66,7 @@ def test_a_memmap_is_read_in_place_in_its_own_dtype(on_disk, monkeypatch):
     assert 0 < model.setup_time_ < 60
     # Below FLOAT32_IN_PLACE_MIN_BYTES float32 data are converted (a small copy).
     monkeypatch.setattr(_base, "FLOAT32_IN_PLACE_MIN_BYTES", X.nbytes + 1)
-    MinibatchMHLogisticRegression(n_samples=20, n_burnin=20, n_chains=1).fit(X, y)
+    MinibatchMHLogisticRegression(n_draws=20, n_warmup=20, n_chains=1).fit(X, y)
     assert seen[1].X.dtype == np.float64 and not np.shares_memory(seen[1].X, X)
 
 
@@ -80,7 +80,7 @@ def test_a_nan_or_inf_is_named_by_its_row(on_disk, target, tmp_path):
     bad = np.load(tmp_path / "bad.npy", mmap_mode="r")
     arguments = (bad, y) if target == "X" else (X, bad)
     with pytest.raises(ValueError, match=f"{target} contains .*row {bad_row}"):
-        RobustTRegression(n_samples=10, n_burnin=10, n_chains=1).fit(*arguments)
+        RobustTRegression(n_draws=10, n_warmup=10, n_chains=1).fit(*arguments)
 
 
 def test_passes_do_not_depend_on_the_number_of_threads(on_disk, monkeypatch):
@@ -116,7 +116,7 @@ def test_sparse_row_pool_and_float32_memmap_sample_the_posterior(on_disk, monkey
     the default above ~10^6 rows) on the float32 memmap agrees with the exact test on the
     same data in memory as float64, within Monte Carlo error."""
     X, y, _ = on_disk
-    settings = dict(n_samples=1000, n_burnin=500, n_chains=2, random_state=1)
+    settings = dict(n_draws=1000, n_warmup=500, n_chains=2, random_state=1)
     exact = MinibatchMHLogisticRegression(acceptance="metropolis", **settings).fit(
         np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64))
     monkeypatch.setattr(_samplers, "DENSE_POOL_MAX_ROWS", 0)
@@ -135,7 +135,7 @@ def test_firefly_without_the_tangent_cache_is_the_same_chain(on_disk, monkeypatc
     """Above TANGENT_CACHE_MAX_ROWS a query recomputes each row's linear predictor at the
     bounds' tangent instead of reading it: the same numbers, so the same draws."""
     X, y, _ = on_disk
-    settings = dict(acceptance="firefly", n_samples=100, n_burnin=100, n_chains=1,
+    settings = dict(acceptance="firefly", n_draws=100, n_warmup=100, n_chains=1,
                     random_state=2)
     cached = MinibatchMHLogisticRegression(**settings).fit(X, y)
     monkeypatch.setattr(models_base, "TANGENT_CACHE_MAX_ROWS", 0)

@@ -38,7 +38,7 @@ class Firefly(AcceptanceTest):
         points, chosen at random, are drawn from ``p(z_n | theta)``.
     q_db : float or None, default=None
         Probability in (0, 1] of proposing a dark point bright. ``None``: adapted in
-        burn-in so that the expected number of dark proposals is a quarter of the mean
+        warm-up so that the expected number of dark proposals is a quarter of the mean
         bright count (at least one point per iteration), then frozen.
     resample_fraction : float, default=0.1
         Fraction of the points redrawn per iteration when ``resample="explicit"``.

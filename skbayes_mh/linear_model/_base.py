@@ -23,8 +23,8 @@ from ..models import LinearData
 from ..models._prior import BuiltinPrior
 from ..proposals import PROPOSALS, Proposal, resolve_proposal
 from ..sampling import (AutoThin, FireflySampler, MetropolisHastings, Progress, QdbTuner,
-                        ScaleTuner, Shape, ShapeTuner, Target, chain_seeds, control_variates,
-                        run_chain, run_in_parallel)
+                        ScaleTuner, Shape, ShapeTuner, Target, chain_seeds, continue_chain,
+                        control_variates, interruptible, run_chain, run_in_parallel)
 
 #: Test rows per block when averaging predictions over draws (bounds memory at rows x draws).
 PREDICT_BLOCK = 1024
@@ -63,11 +63,12 @@ class LinearMHEstimator(BaseEstimator):
         "fit_intercept": ["boolean"],
         "intercept_prior_scale": [Interval(numbers.Real, 0, None, closed="neither")],
         "temperature": [Interval(numbers.Real, 0, None, closed="neither")],
-        "n_samples": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_burnin": [Interval(numbers.Integral, 0, None, closed="left")],
+        "n_draws": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_warmup": [Interval(numbers.Integral, 0, None, closed="left")],
         "thin": [StrOptions({"auto"}), Interval(numbers.Integral, 1, None, closed="left")],
         "n_chains": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_jobs": [numbers.Integral, None],
+        "warm_start": ["boolean"],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
@@ -200,6 +201,7 @@ class LinearMHEstimator(BaseEstimator):
         shard = getattr(self, "_consensus_shard", None)
         if shard is not None:
             summary = shard["summary"]
+        self._fit_summary = summary
         if classes:
             check_classification_targets(summary["classes"])
         return summary
@@ -221,13 +223,30 @@ class LinearMHEstimator(BaseEstimator):
         return LinearData(X, y_model, weights, bool(self.fit_intercept))
 
     def _sample_posterior(self, data, model, prior, acceptance):
-        """Run ``n_chains`` chains on the tempered posterior.
+        """Run ``n_chains`` chains on the tempered posterior, or with ``warm_start`` continue
+        the previous fit's chains (see :meth:`_chains_to_continue`).
+
+        Ctrl-C stops every chain within about a second (worker threads included): the draws
+        every chain has reached are kept, with a warning (see :meth:`_collect`).
 
         Returns
         -------
-        draws : ndarray of shape (n_chains, n_samples, d)
-        stats : dict of ndarray of shape (n_chains, n_samples)
+        draws : ndarray of shape (n_chains, n_draws, d)
+        stats : dict of ndarray of shape (n_chains, n_draws)
         """
+        previous = self._chains_to_continue(data)
+        name = type(self).__name__
+        if previous is not None:
+            per_chain = max(self.n_draws - min(c.n_draws for c in previous), 0) * previous[0].thin
+            progress = Progress(self.n_chains, per_chain, self.verbose, name)
+            with interruptible(name) as stop:
+                arguments = [(chain, self.n_draws, progress.chain(c), stop)
+                             for c, chain in enumerate(previous)]
+                try:
+                    chains = run_in_parallel(continue_chain, arguments, self.n_jobs)
+                finally:
+                    progress.close()
+            return self._collect(chains, data)
         target = Target.linear(model, data, prior, 1.0 / float(self.temperature),
                                lipschitz=acceptance.name == "confidence")
         if data.weights.size:  # the confidence sampler's range bound scales with it
@@ -267,31 +286,127 @@ class LinearMHEstimator(BaseEstimator):
         # driven by the control variates' proxy accepts a move.
         start_shape = Shape.from_covariance(covariance, covariance.ndim == 2)
         thin = self._thin(acceptance)
-        # With thin="auto" the bar counts one iteration per draw (thin is chosen later).
-        progress = Progress(self.n_chains * (self.n_burnin + self.n_samples
-                                             * (thin if isinstance(thin, int) else 1)),
-                            self.verbose, type(self).__name__)
-        arguments = []
-        for seed in seeds:
-            sampler, tuners = self._sampler(target, acceptance, proposal, bound, cv, full)
-            z = np.random.default_rng([int(seed), 1]).standard_normal(d)
-            start = theta_map + (start_shape.factor @ z if start_shape.factor.shape[0]
-                                 else start_shape.diag * z)
-            arguments.append((sampler, start, seed, self.n_burnin, self.n_samples, thin,
-                              tuners, progress if self.verbose > 0 else None))
-        try:
-            chains = run_in_parallel(run_chain, arguments, self.n_jobs)
-        finally:
-            progress.close()
-        draws = np.stack([c.draws for c in chains])
-        stats = {name: np.stack([c.stats[name] for c in chains]) for name in chains[0].stats}
+        # With thin="auto" the bars count one iteration per draw (thin is chosen later).
+        progress = Progress(self.n_chains, self.n_warmup + self.n_draws
+                            * (thin if isinstance(thin, int) else 1), self.verbose, name)
+        with interruptible(name) as stop:
+            arguments = []
+            for c, seed in enumerate(seeds):
+                sampler, tuners = self._sampler(target, acceptance, proposal, bound, cv, full)
+                z = np.random.default_rng([int(seed), 1]).standard_normal(d)
+                start = theta_map + (start_shape.factor @ z if start_shape.factor.shape[0]
+                                     else start_shape.diag * z)
+                arguments.append((sampler, start, seed, self.n_warmup, self.n_draws, thin,
+                                  tuners, progress.chain(c), stop))
+            try:
+                chains = run_in_parallel(run_chain, arguments, self.n_jobs)
+            finally:
+                progress.close()
+        return self._collect(chains, data)
+
+    def _continuation_key(self, data):
+        """What must not change between a fit and its continuation: the parameters (but
+        ``n_draws``, ``warm_start``, ``verbose``, ``n_jobs``) and the data's fingerprint (its
+        shape and type, and the validation pass's column moments and summary of ``y``)."""
+        params = {name: value for name, value in self.get_params(deep=False).items()
+                  if name not in ("n_draws", "warm_start", "verbose", "n_jobs")}
+        summary = getattr(self, "_fit_summary", {})
+        fingerprint = [("shape", (data.n_rows, data.n_features)),
+                       ("dtype", str(data.X.dtype)), ("weights", float(data.weights.sum()))]
+        fingerprint += [(name, np.asarray(summary[name]).tolist()) for name in sorted(summary)]
+        return params, fingerprint
+
+    def _chains_to_continue(self, data):
+        """With ``warm_start`` and the chains of a previous fit kept (that fit had
+        ``warm_start=True`` too), those chains, checked to continue on the same data and
+        settings; None: start afresh."""
+        chains = getattr(self, "_chains", None)
+        if not (self.warm_start and chains):
+            return None
+        if not all(chain.warmup_complete for chain in chains):
+            warnings.warn(f"{type(self).__name__}: the previous fit was interrupted before "
+                          f"every chain had finished its warm-up, so the chains start afresh.",
+                          UserWarning, stacklevel=4)
+            return None
+        params, fingerprint = self._continuation_key(data)
+        old_params, old_fingerprint = self._chains_key
+        changed = [name for name in params if not _same_value(params[name], old_params[name])]
+        if changed:
+            raise ValueError(
+                f"warm_start=True continues the previous fit's chains, so only n_draws (and "
+                f"verbose, n_jobs) may change; {', '.join(changed)} changed. Set "
+                f"warm_start=False to start afresh.")
+        if fingerprint != old_fingerprint:
+            raise ValueError("warm_start=True continues the previous fit's chains on the data "
+                             "they were fitted on, and these data differ (their shape, type or "
+                             "column moments). Set warm_start=False to fit these data afresh.")
+        have = min(chain.n_draws for chain in chains)
+        if self.n_draws < have:
+            raise ValueError(f"n_draws={self.n_draws} is fewer than the {have} draws per chain "
+                             f"already kept; with warm_start=True n_draws is the total to "
+                             f"reach (set warm_start=False to start afresh).")
+        if self.n_draws == have and all(not c.interrupted for c in chains):
+            warnings.warn(f"{type(self).__name__}: warm_start=True with n_draws={self.n_draws}, "
+                          f"the draws already kept: nothing new is drawn. Raise n_draws to "
+                          f"continue the chains.", UserWarning, stacklevel=4)
+        return chains
+
+    def _collect(self, chains, data):
+        """Draws and stats from the chains' results, and the fitted attributes about them.
+
+        When the chains were interrupted, those past their warm-up are kept, each cut to the
+        draws all of them reached (``interrupted_``, a warning); without any,
+        KeyboardInterrupt is raised again. With
+        ``warm_start`` the chains are kept (``_chains``) to be continued by the next fit.
+        """
+        name = type(self).__name__
+        self.interrupted_ = any(c.interrupted for c in chains)
+        if self.warm_start:
+            self._chains = chains
+            self._chains_key = self._continuation_key(data)
+        else:
+            self.__dict__.pop("_chains", None)
+        # Interrupted: the chains that finished their warm-up (with n_chains above n_jobs,
+        # some may not have started), each cut to the draws all of them reached.
+        started = [c for c in chains if c.warmup_complete and c.n_draws > 0]
+        if not started:
+            raise KeyboardInterrupt(f"{name}.fit was interrupted before any chain had "
+                                    f"finished its warm-up: nothing was kept.")
+        n_kept = min(c.n_draws for c in started)
+        if self.interrupted_:
+            dropped = len(chains) - len(started)
+            warnings.warn(
+                f"{name}.fit was interrupted: it keeps the first {n_kept} of {self.n_draws} "
+                f"draws of {len(started)} chain{'s' if len(started) > 1 else ''}"
+                + (f" ({dropped} had not finished warming up)" if dropped else "")
+                + "; posterior_, diagnostics_ and predictions use them."
+                + (" Fit again to continue the chains (warm_start=True)." if self.warm_start
+                   else " With warm_start=True, a fit can continue interrupted chains."),
+                UserWarning, stacklevel=4)
+        chains = started
+        draws = np.stack([c.draws[:n_kept] for c in chains])
+        stats = {key: np.stack([c.stats[key][:n_kept] for c in chains])
+                 for key in chains[0].stats}
         self.thin_ = np.array([c.thin for c in chains])
-        self.n_iter_ = self.n_burnin + self.n_samples * self.thin_
+        self.n_iter_ = self.n_warmup + n_kept * self.thin_
         self.acceptance_rate_ = float(stats["acceptance_rate"].mean())
         if "n_bright" in stats:
             self._warn_if_firefly_cannot_pay(float(stats["n_bright"].mean()) / data.n_rows)
         self.step_size_ = np.stack([c.sampler.scale * c.sampler.shape.scales() for c in chains])
         return draws, stats
+
+    def __getstate__(self):
+        """Pickle (and skops) without the chains kept for ``warm_start``: they reference the
+        training data. A reloaded estimator's next ``warm_start`` fit starts afresh."""
+        state = super().__getstate__()
+        state = dict(state)
+        state.pop("_chains", None)
+        state.pop("_chains_key", None)
+        state.pop("_fit_summary", None)
+        return state
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "posterior_")
 
     def _warn_if_firefly_cannot_pay(self, fraction):
         """Store ``bright_fraction_`` and warn (``EfficiencyWarning``) when Firefly queried
@@ -339,10 +454,11 @@ class LinearMHEstimator(BaseEstimator):
         if rhat > MAX_RHAT or ess < wanted_ess:
             warnings.warn(
                 f"{type(self).__name__}: the chains may not have converged: largest R-hat "
-                f"{rhat:.3g} ({rhat_name}), smallest bulk ESS {ess:.0f} ({ess_name}) of "
+                + (f"{rhat:.3g} ({rhat_name})" if np.isfinite(rhat) else "not available")
+                + f", smallest bulk ESS {ess:.0f} ({ess_name}) of "
                 f"{posterior.n_chains * posterior.n_draws} draws; wanted R-hat <= {MAX_RHAT} "
                 f"and bulk ESS >= {wanted_ess} ({MIN_ESS_PER_CHAIN} per chain). Run longer "
-                f"chains (n_samples, n_burnin, thin) or another proposal; per-parameter "
+                f"chains (n_draws, n_warmup, thin) or another proposal; per-parameter "
                 f"values are in diagnostics_.", ConvergenceWarning, stacklevel=3)
 
     def _sampler(self, target, acceptance, proposal, bound, cv, full):
@@ -391,6 +507,123 @@ class LinearMHEstimator(BaseEstimator):
             return np.concatenate(means)
         return np.concatenate(means), np.concatenate(spreads)
 
+    def _eta_draws(self, X):
+        """``X`` validated and the linear predictors of every stored draw, chain-major:
+        ``(n_chains * n_draws, n_rows, n_outputs)``."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        coef = self.posterior_.get("coef", flat=True)
+        intercept = self.posterior_.get("intercept", flat=True)
+        if coef.ndim == 2:  # a single output
+            coef, intercept = coef[:, None, :], intercept[:, None]
+        return X, np.einsum("nf,skf->snk", X, coef) + intercept[:, None, :]
+
+    def _per_draw(self, values):
+        """``(n_chains * n_draws, ...)`` as ``(n_chains, n_draws, ...)``."""
+        return values.reshape(self.posterior_.n_chains, self.posterior_.n_draws,
+                              *values.shape[1:])
+
+    def pointwise_log_likelihood(self, X, y):
+        """Each row's log-likelihood under every stored draw (the model's, untempered and
+        unweighted), e.g. for PSIS-LOO (:meth:`to_arviz` with ``log_likelihood=True``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+        y : array-like of shape (n_rows,)
+
+        Returns
+        -------
+        ndarray of shape (n_chains, n_draws, n_rows)
+        """
+        X, eta = self._eta_draws(X)
+        y = np.asarray(y)
+        if y.ndim != 1 or y.shape[0] != X.shape[0]:
+            raise ValueError(f"y should have shape ({X.shape[0]},) to match X; got "
+                             f"{y.shape}.")
+        return self._per_draw(self._log_likelihood(eta, self._observed(y)))
+
+    def sample_posterior_predictive(self, X, random_state=None):
+        """One simulated outcome per stored draw and row of ``X``: the posterior
+        predictive distribution as draws.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+        random_state : int, RandomState instance or None, default=None
+
+        Returns
+        -------
+        ndarray of shape (n_chains, n_draws, n_rows)
+            Class labels for classifiers, values for regressors.
+        """
+        _, eta = self._eta_draws(X)
+        rng = np.random.default_rng(chain_seeds(random_state, 1)[0])
+        return self._per_draw(self._simulate(eta, rng))
+
+    def to_arviz(self, X=None, y=None, *, log_likelihood=False, posterior_predictive=False,
+                 random_state=None):
+        """The posterior as ArviZ data (needs the optional dependency ArviZ).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features) or None, default=None
+            Stored in ``constant_data``; needed for ``log_likelihood`` and
+            ``posterior_predictive``.
+        y : array-like of shape (n_rows,) or None, default=None
+            Stored in ``observed_data``; needed for ``log_likelihood``.
+        log_likelihood : bool, default=False
+            Add each row's log-likelihood per draw (:meth:`pointwise_log_likelihood`), so
+            that ``arviz.loo`` works. It holds ``n_chains * n_draws * n_rows`` floats: for
+            tall data pass a random subset of rows, or use ``arviz_stats.loo_subsample``
+            (docs/estimators.md shows both).
+        posterior_predictive : bool, default=False
+            Add one simulated outcome per draw and row (:meth:`sample_posterior_predictive`).
+        random_state : int, RandomState instance or None, default=None
+            Seeds the posterior-predictive simulation.
+
+        Returns
+        -------
+        arviz.InferenceData
+            Groups ``posterior``, ``sample_stats`` and, as requested, ``observed_data``,
+            ``constant_data``, ``log_likelihood``, ``posterior_predictive`` (variable ``y``,
+            dimension ``row``).
+        """
+        check_is_fitted(self)
+        if (log_likelihood and (X is None or y is None)) or (posterior_predictive
+                                                            and X is None):
+            raise ValueError("to_arviz needs X and y for log_likelihood=True, and X for "
+                             "posterior_predictive=True.")
+        groups = {}
+        if X is not None:
+            groups["constant_data"] = {"X": validate_data(self, X, dtype=np.float64,
+                                                          reset=False)}
+        if y is not None:
+            groups["observed_data"] = {"y": np.asarray(y)}
+        if log_likelihood:
+            groups["log_likelihood"] = {"y": self.pointwise_log_likelihood(X, y)}
+        if posterior_predictive:
+            groups["posterior_predictive"] = {"y": self.sample_posterior_predictive(
+                X, random_state)}
+        return self.posterior_.to_arviz(**groups)
+
+    def _class_observed(self, y):
+        """Labels ``y`` as indices into ``classes_`` (an error naming labels not seen in
+        ``fit``)."""
+        y = np.asarray(y)
+        index = np.clip(np.searchsorted(self.classes_, y), 0, self.classes_.size - 1)
+        unseen = self.classes_[index] != y
+        if np.any(unseen):
+            raise ValueError(f"y has labels not seen in fit: {np.unique(y[unseen])[:5]!r}; "
+                             f"classes_ is {self.classes_!r}.")
+        return index
+
+    def _proba_draws(self, X, probabilities):
+        """``probabilities(eta)`` of every stored draw: ``(n_chains, n_draws, n_rows,
+        n_classes)``."""
+        _, eta = self._eta_draws(X)
+        return self._per_draw(probabilities(eta))
+
     def _join(self, coef, intercept, extra=None):
         """Draws of theta ``(..., d)`` from ``coef`` ``(..., K, D)``, ``intercept``
         ``(..., K)`` and ``extra`` ``(..., E)`` (none when None): the inverse of
@@ -410,3 +643,28 @@ class LinearMHEstimator(BaseEstimator):
                      else np.zeros(linear.shape[:-1]))
         return coef, intercept, draws[..., n_outputs * width:]
 
+
+
+def _same_value(a, b):
+    """Whether two parameter values are the same setting: objects with ``get_params``
+    (acceptance tests, proposals) by type and parameters, arrays by value, others by ``==``."""
+    if a is b:
+        return True
+    if hasattr(a, "get_params") and hasattr(b, "get_params"):
+        pa, pb = a.get_params(deep=False), b.get_params(deep=False)
+        return type(a) is type(b) and pa.keys() == pb.keys() and all(
+            _same_value(pa[k], pb[k]) for k in pa)
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.array_equal(a, b)
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
+def check_quantiles(quantiles):
+    """``quantiles`` as a 1-D float array, each in (0, 1) (a ValueError otherwise)."""
+    values = np.atleast_1d(np.asarray(quantiles, dtype=np.float64))
+    if values.ndim != 1 or values.size == 0 or not np.all((values > 0) & (values < 1)):
+        raise ValueError(f"quantiles must be numbers in (0, 1); got {quantiles!r}.")
+    return values

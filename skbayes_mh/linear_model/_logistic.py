@@ -11,6 +11,7 @@ from ..models import LogisticModel
 from ..models._prior import GAUSSIAN
 from ..posterior import Posterior
 from ._base import LinearMHEstimator
+from ._predictive import logistic_log_likelihood
 
 
 class MinibatchMHLogisticRegression(ClassifierMixin, LinearMHEstimator):
@@ -39,8 +40,8 @@ class MinibatchMHLogisticRegression(ClassifierMixin, LinearMHEstimator):
         exact tests and with control variates, MALA for Firefly, the random walk
         otherwise (kept in ``proposal_``).
     step_size : "auto" or float, default="auto"
-        ``"auto"``: the proposal is shaped by the Laplace covariance and, during burn-in, the
-        random walk's shape is refined from the burn-in draws (full covariance up to 400
+        ``"auto"``: the proposal is shaped by the Laplace covariance and, during warm-up, the
+        random walk's shape is refined from the warm-up draws (full covariance up to 400
         parameters, per-coordinate scales above) and its overall scale tuned toward the
         proposal's optimal acceptance rate, then frozen. A float: an isotropic proposal
         scale, as in the papers.
@@ -56,21 +57,29 @@ class MinibatchMHLogisticRegression(ClassifierMixin, LinearMHEstimator):
         Standard deviation of the intercept's Gaussian prior (wide by default).
     temperature : float, default=1.0
         Every log-likelihood ratio is divided by it.
-    n_samples : int, default=1000
+    n_draws : int, default=1000
         Draws kept per chain.
-    n_burnin : int, default=1000
+    n_warmup : int, default=1000
         Iterations per chain before the first kept draw (adaptation happens here).
     thin : "auto" or int, default="auto"
         Iterations per kept draw. ``"auto"``: 1 for the full-data tests; for the
         subsampling tests and Firefly, whose iterations are cheap, each chain's
-        autocorrelation time measured at the end of burn-in, at most 10 (kept in ``thin_``).
+        autocorrelation time measured at the end of warm-up, at most 10 (kept in ``thin_``).
     n_chains : int, default=4
     n_jobs : int or None, default=None
         Chains run in parallel threads (joblib); results do not depend on it.
     random_state : int, RandomState instance or None, default=None
         One seed per chain is drawn from it up front.
     verbose : int, default=0
-        Show progress when > 0 (a tqdm bar if tqdm is installed, plain lines otherwise).
+        Progress when > 0: one tqdm bar per chain if tqdm is installed, otherwise about ten
+        plain lines in all.
+    warm_start : bool, default=False
+        Keep the chains' states (position, generator, tuned proposal, Firefly's bright set)
+        so that the next ``fit`` on the same data continues them up to ``n_draws`` draws per
+        chain, appending; the draws equal those of one longer fit, draw for draw. Only
+        ``n_draws`` (and ``verbose``, ``n_jobs``) may change between the fits. The kept
+        states reference the training data and are not pickled. This also continues a fit
+        interrupted with Ctrl-C.
 
     Attributes
     ----------
@@ -83,8 +92,8 @@ class MinibatchMHLogisticRegression(ClassifierMixin, LinearMHEstimator):
     intercept_ : ndarray of shape (1,)
         Posterior mean of the intercept (0 without one).
     posterior_ : Posterior
-        ``coef`` (n_chains, n_samples, n_features_in_), ``intercept`` (n_chains,
-        n_samples), and per-draw ``lp``, ``acceptance_rate``, ``n_data_read``, ``seconds``
+        ``coef`` (n_chains, n_draws, n_features_in_), ``intercept`` (n_chains,
+        n_draws), and per-draw ``lp``, ``acceptance_rate``, ``n_data_read``, ``seconds``
         (with Firefly: ``lp`` is the log pseudo-posterior, ``n_data_read`` the likelihood
         queries, and ``n_bright`` the bright points).
     acceptance_ : AcceptanceTest
@@ -100,7 +109,9 @@ class MinibatchMHLogisticRegression(ClassifierMixin, LinearMHEstimator):
     thin_ : ndarray of shape (n_chains,)
         Each chain's iterations per kept draw.
     n_iter_ : ndarray of shape (n_chains,)
-        Iterations per chain, burn-in included.
+        Iterations per chain, warm-up included.
+    interrupted_ : bool
+        Ctrl-C stopped the chains; the draws every chain had reached are kept.
     diagnostics_ : Bunch
         ``r_hat``, ``ess_bulk``, ``ess_tail``: for each posterior variable, its rank-normalised
         split R-hat and bulk and tail effective sample sizes (arviz-stats). ``fit`` warns
@@ -126,7 +137,7 @@ class MinibatchMHLogisticRegression(ClassifierMixin, LinearMHEstimator):
     >>> from sklearn.datasets import make_classification
     >>> from skbayes_mh import MinibatchMHLogisticRegression
     >>> X, y = make_classification(n_samples=500, n_features=4, random_state=0)
-    >>> clf = MinibatchMHLogisticRegression(n_samples=200, n_burnin=200, n_chains=2,
+    >>> clf = MinibatchMHLogisticRegression(n_draws=200, n_warmup=200, n_chains=2,
     ...                                     random_state=0).fit(X, y)
     >>> clf.predict_proba(X[:2]).shape, clf.posterior_["coef"].shape
     ((2, 2), (2, 200, 4))
@@ -135,8 +146,9 @@ class MinibatchMHLogisticRegression(ClassifierMixin, LinearMHEstimator):
     def __init__(self, *, acceptance="auto", proposal="auto", step_size="auto",
                  prior_scale=1.0, autoscale=True, fit_intercept=True,
                  intercept_prior_scale=10.0,
-                 temperature=1.0, n_samples=1000, n_burnin=1000, thin="auto", n_chains=4,
-                 n_jobs=None, random_state=None, verbose=0):
+                 temperature=1.0, n_draws=1000, n_warmup=1000, thin="auto", n_chains=4,
+                 n_jobs=None, random_state=None, verbose=0,
+                 warm_start=False):
         self._store_parameters(locals())
 
     def fit(self, X, y, sample_weight=None):
@@ -177,7 +189,7 @@ class MinibatchMHLogisticRegression(ClassifierMixin, LinearMHEstimator):
 
     def _set_posterior(self, draws, stats):
         """``posterior_``, ``diagnostics_``, ``coef_`` and ``intercept_`` from draws of theta
-        ``(n_chains, n_samples, d)``."""
+        ``(n_chains, n_draws, d)``."""
         coef, intercept, _ = self._split(draws, 1, self.n_features_in_)
         self.posterior_ = Posterior({"coef": coef[..., 0, :], "intercept": intercept[..., 0]},
                                     stats)
@@ -186,9 +198,35 @@ class MinibatchMHLogisticRegression(ClassifierMixin, LinearMHEstimator):
         self.intercept_ = np.array([intercept.mean()])
 
     def _theta_draws(self):
-        """Draws of theta ``(n_chains, n_samples, d)``: the inverse of :meth:`_set_posterior`."""
+        """Draws of theta ``(n_chains, n_draws, d)``: the inverse of :meth:`_set_posterior`."""
         return self._join(self.posterior_["coef"][..., None, :],
                           self.posterior_["intercept"][..., None])
+
+    def _observed(self, y):
+        return self._class_observed(y).astype(np.float64)
+
+    def _log_likelihood(self, eta, y):
+        return logistic_log_likelihood(eta, y)
+
+    def _simulate(self, eta, rng):
+        return self.classes_[(rng.random(eta.shape[:2]) < expit(eta[..., 0])).astype(int)]
+
+    def predict_proba_draws(self, X):
+        """Each stored draw's class probabilities (their mean over draws is
+        :meth:`predict_proba`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_chains, n_draws, n_samples, 2), columns in ``classes_`` order.
+        """
+        def both(eta):
+            p = expit(eta[..., 0])
+            return np.stack([1.0 - p, p], axis=-1)
+        return self._proba_draws(X, both)
 
     def predict_proba(self, X):
         """Posterior-predictive probabilities: the mean over all stored draws of
@@ -241,8 +279,8 @@ class MinibatchMHLogisticRegression(ClassifierMixin, LinearMHEstimator):
         Returns
         -------
         Bunch with ``risk``, ``n_data_read`` (cumulative rows read by the tests) and
-        ``seconds`` (cumulative wall time), each of shape (n_chains, n_samples), and
-        ``n_draws`` of shape (n_samples,) (1, 2, ...).
+        ``seconds`` (cumulative wall time), each of shape (n_chains, n_draws), and
+        ``n_draws`` of shape (n_draws,) (1, 2, ...).
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)

@@ -8,7 +8,8 @@ from sklearn.utils._param_validation import StrOptions
 from ..models import PoissonModel
 from ..models._prior import GAUSSIAN, LAPLACE
 from ..posterior import Posterior
-from ._base import LinearMHEstimator
+from ._base import LinearMHEstimator, check_quantiles
+from ._predictive import poisson_log_likelihood, poisson_mixture_quantiles
 
 _PRIORS = {"gaussian": GAUSSIAN, "laplace": LAPLACE}
 
@@ -38,7 +39,7 @@ class MinibatchMHPoissonRegression(RegressorMixin, LinearMHEstimator):
         exact tests and with control variates, the random walk
         otherwise (kept in ``proposal_``).
     step_size : "auto" or float, default="auto"
-        ``"auto"``: shaped by the Laplace covariance, refined and scaled in burn-in. A float:
+        ``"auto"``: shaped by the Laplace covariance, refined and scaled in warm-up. A float:
         an isotropic proposal scale.
     prior : {"gaussian", "laplace"}, default="gaussian"
     prior_scale : float, default=1.0
@@ -49,17 +50,26 @@ class MinibatchMHPoissonRegression(RegressorMixin, LinearMHEstimator):
     fit_intercept : bool, default=True
     intercept_prior_scale : float, default=10.0
     temperature : float, default=1.0
-    n_samples : int, default=1000
+    n_draws : int, default=1000
         Draws kept per chain.
-    n_burnin : int, default=1000
+    n_warmup : int, default=1000
     thin : "auto" or int, default="auto"
         Iterations per kept draw. ``"auto"``: 1 for the full-data tests; for the
         subsampling tests and Firefly, whose iterations are cheap, each chain's
-        autocorrelation time measured at the end of burn-in, at most 10 (kept in ``thin_``).
+        autocorrelation time measured at the end of warm-up, at most 10 (kept in ``thin_``).
     n_chains : int, default=4
     n_jobs : int or None, default=None
     random_state : int, RandomState instance or None, default=None
     verbose : int, default=0
+        Progress when > 0: one tqdm bar per chain if tqdm is installed, otherwise about ten
+        plain lines in all.
+    warm_start : bool, default=False
+        Keep the chains' states (position, generator, tuned proposal, Firefly's bright set)
+        so that the next ``fit`` on the same data continues them up to ``n_draws`` draws per
+        chain, appending; the draws equal those of one longer fit, draw for draw. Only
+        ``n_draws`` (and ``verbose``, ``n_jobs``) may change between the fits. The kept
+        states reference the training data and are not pickled. This also continues a fit
+        interrupted with Ctrl-C.
 
     Attributes
     ----------
@@ -67,7 +77,7 @@ class MinibatchMHPoissonRegression(RegressorMixin, LinearMHEstimator):
         Posterior mean of the weights.
     intercept_ : float
     posterior_ : Posterior
-        ``coef`` (n_chains, n_samples, n_features_in_), ``intercept`` (n_chains, n_samples)
+        ``coef`` (n_chains, n_draws, n_features_in_), ``intercept`` (n_chains, n_draws)
         and per-draw ``lp``, ``acceptance_rate``, ``n_data_read``, ``seconds``.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -84,7 +94,9 @@ class MinibatchMHPoissonRegression(RegressorMixin, LinearMHEstimator):
     thin_ : ndarray of shape (n_chains,)
         Each chain's iterations per kept draw.
     n_iter_ : ndarray of shape (n_chains,)
-        Iterations per chain, burn-in included.
+        Iterations per chain, warm-up included.
+    interrupted_ : bool
+        Ctrl-C stopped the chains; the draws every chain had reached are kept.
     diagnostics_ : Bunch
         ``r_hat``, ``ess_bulk``, ``ess_tail``: for each posterior variable, its rank-normalised
         split R-hat and bulk and tail effective sample sizes (arviz-stats). ``fit`` warns
@@ -111,7 +123,7 @@ class MinibatchMHPoissonRegression(RegressorMixin, LinearMHEstimator):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(2000, 2))
     >>> y = rng.poisson(np.exp(X @ [0.3, -0.2] + 1.0))
-    >>> reg = MinibatchMHPoissonRegression(n_samples=300, n_burnin=300, n_chains=2,
+    >>> reg = MinibatchMHPoissonRegression(n_draws=300, n_warmup=300, n_chains=2,
     ...                                    random_state=0).fit(X, y)
     >>> np.round(reg.coef_, 1), reg.predict(X[:2]).shape
     (array([ 0.3, -0.2]), (2,))
@@ -124,8 +136,9 @@ class MinibatchMHPoissonRegression(RegressorMixin, LinearMHEstimator):
 
     def __init__(self, *, acceptance="auto", proposal="auto", step_size="auto",
                  prior="gaussian", prior_scale=1.0, autoscale=True, fit_intercept=True,
-                 intercept_prior_scale=10.0, temperature=1.0, n_samples=1000, n_burnin=1000,
-                 thin="auto", n_chains=4, n_jobs=None, random_state=None, verbose=0):
+                 intercept_prior_scale=10.0, temperature=1.0, n_draws=1000, n_warmup=1000,
+                 thin="auto", n_chains=4, n_jobs=None, random_state=None, verbose=0,
+                 warm_start=False):
         self._store_parameters(locals())
 
     def fit(self, X, y, sample_weight=None):
@@ -160,7 +173,7 @@ class MinibatchMHPoissonRegression(RegressorMixin, LinearMHEstimator):
 
     def _set_posterior(self, draws, stats):
         """``posterior_``, ``diagnostics_``, ``coef_`` and ``intercept_`` from draws of theta
-        ``(n_chains, n_samples, d)``."""
+        ``(n_chains, n_draws, d)``."""
         coef, intercept, _ = self._split(draws, 1, self.n_features_in_)
         coef, intercept = coef[..., 0, :], intercept[..., 0]
         self.posterior_ = Posterior({"coef": coef, "intercept": intercept}, stats)
@@ -169,7 +182,7 @@ class MinibatchMHPoissonRegression(RegressorMixin, LinearMHEstimator):
         self.intercept_ = float(intercept.mean())
 
     def _theta_draws(self):
-        """Draws of theta ``(n_chains, n_samples, d)``: the inverse of :meth:`_set_posterior`."""
+        """Draws of theta ``(n_chains, n_draws, d)``: the inverse of :meth:`_set_posterior`."""
         return self._join(self.posterior_["coef"][..., None, :],
                           self.posterior_["intercept"][..., None])
 
@@ -193,6 +206,34 @@ class MinibatchMHPoissonRegression(RegressorMixin, LinearMHEstimator):
         if not return_std:
             return mean
         return mean, np.sqrt(mean + spread)
+
+    def _observed(self, y):
+        return np.asarray(y, dtype=np.float64)
+
+    def _log_likelihood(self, eta, y):
+        return poisson_log_likelihood(eta, y)
+
+    def _simulate(self, eta, rng):
+        return rng.poisson(np.exp(eta[..., 0])).astype(np.float64)
+
+    def predict_quantiles(self, X, quantiles=(0.05, 0.5, 0.95)):
+        """Quantiles of the posterior predictive distribution of a new outcome at each row
+        (noise included): of the equal mixture over the stored draws of each draw's Poisson count at rate ``exp(x . w + b)``.
+        Deterministic; e.g. ``quantiles=(0.05, 0.95)`` is a 90% predictive interval.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        quantiles : array-like of shape (n_quantiles,), default=(0.05, 0.5, 0.95)
+            Each in (0, 1).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_quantiles)
+        """
+        quantiles = check_quantiles(quantiles)
+        _, eta = self._eta_draws(X)
+        return poisson_mixture_quantiles(np.exp(eta[..., 0]), quantiles)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

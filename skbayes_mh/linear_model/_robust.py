@@ -10,7 +10,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..models import StudentTModel
 from ..models._prior import GAUSSIAN, LAPLACE, LOG_SCALE
 from ..posterior import Posterior
-from ._base import LinearMHEstimator
+from ._base import LinearMHEstimator, check_quantiles
+from ._predictive import student_t_log_likelihood, student_t_mixture_quantiles
 
 _PRIORS = {"gaussian": GAUSSIAN, "laplace": LAPLACE}
 
@@ -64,16 +65,25 @@ class RobustTRegression(RegressorMixin, LinearMHEstimator):
         otherwise (kept in ``proposal_``).
     step_size : "auto" or float, default="auto"
     temperature : float, default=1.0
-    n_samples : int, default=1000
-    n_burnin : int, default=1000
+    n_draws : int, default=1000
+    n_warmup : int, default=1000
     thin : "auto" or int, default="auto"
         Iterations per kept draw. ``"auto"``: 1 for the full-data tests; for the
         subsampling tests and Firefly, whose iterations are cheap, each chain's
-        autocorrelation time measured at the end of burn-in, at most 10 (kept in ``thin_``).
+        autocorrelation time measured at the end of warm-up, at most 10 (kept in ``thin_``).
     n_chains : int, default=4
     n_jobs : int or None, default=None
     random_state : int, RandomState instance or None, default=None
     verbose : int, default=0
+        Progress when > 0: one tqdm bar per chain if tqdm is installed, otherwise about ten
+        plain lines in all.
+    warm_start : bool, default=False
+        Keep the chains' states (position, generator, tuned proposal, Firefly's bright set)
+        so that the next ``fit`` on the same data continues them up to ``n_draws`` draws per
+        chain, appending; the draws equal those of one longer fit, draw for draw. Only
+        ``n_draws`` (and ``verbose``, ``n_jobs``) may change between the fits. The kept
+        states reference the training data and are not pickled. This also continues a fit
+        interrupted with Ctrl-C.
 
     Attributes
     ----------
@@ -83,8 +93,8 @@ class RobustTRegression(RegressorMixin, LinearMHEstimator):
     scale_ : float
         Posterior mean of the noise scale (``scale`` when fixed).
     posterior_ : Posterior
-        ``coef`` (n_chains, n_samples, n_features_in_), ``intercept`` and ``scale``
-        (n_chains, n_samples), per-draw ``lp``, ``acceptance_rate``, ``n_data_read``,
+        ``coef`` (n_chains, n_draws, n_features_in_), ``intercept`` and ``scale``
+        (n_chains, n_draws), per-draw ``lp``, ``acceptance_rate``, ``n_data_read``,
         ``seconds`` and, with Firefly, ``n_bright``.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -101,7 +111,9 @@ class RobustTRegression(RegressorMixin, LinearMHEstimator):
     thin_ : ndarray of shape (n_chains,)
         Each chain's iterations per kept draw.
     n_iter_ : ndarray of shape (n_chains,)
-        Iterations per chain, burn-in included.
+        Iterations per chain, warm-up included.
+    interrupted_ : bool
+        Ctrl-C stopped the chains; the draws every chain had reached are kept.
     diagnostics_ : Bunch
         ``r_hat``, ``ess_bulk``, ``ess_tail``: for each posterior variable, its rank-normalised
         split R-hat and bulk and tail effective sample sizes (arviz-stats). ``fit`` warns
@@ -127,7 +139,7 @@ class RobustTRegression(RegressorMixin, LinearMHEstimator):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(500, 2))
     >>> y = X @ [1.0, -2.0] + 0.5 + 0.3 * rng.standard_t(4, size=500)
-    >>> reg = RobustTRegression(n_samples=300, n_burnin=300, n_chains=2,
+    >>> reg = RobustTRegression(n_draws=300, n_warmup=300, n_chains=2,
     ...                         random_state=0).fit(X, y)
     >>> np.round(reg.coef_, 1), reg.predict(X[:2], return_std=True)[1].shape
     (array([ 1., -2.]), (2,))
@@ -145,9 +157,9 @@ class RobustTRegression(RegressorMixin, LinearMHEstimator):
 
     def __init__(self, *, nu=4.0, scale=None, prior="laplace", prior_scale=1.0,
                  autoscale=True, intercept_prior_scale=None, fit_intercept=True, acceptance="auto",
-                 proposal="auto", step_size="auto", temperature=1.0, n_samples=1000,
-                 n_burnin=1000, thin="auto", n_chains=4, n_jobs=None, random_state=None,
-                 verbose=0):
+                 proposal="auto", step_size="auto", temperature=1.0, n_draws=1000,
+                 n_warmup=1000, thin="auto", n_chains=4, n_jobs=None, random_state=None,
+                 verbose=0, warm_start=False):
         self._store_parameters(locals())
 
     def fit(self, X, y, sample_weight=None):
@@ -196,7 +208,7 @@ class RobustTRegression(RegressorMixin, LinearMHEstimator):
 
     def _set_posterior(self, draws, stats):
         """``posterior_``, ``diagnostics_``, ``coef_``, ``intercept_`` and ``scale_`` from
-        draws of theta ``(n_chains, n_samples, d)`` (the log-scale last, when sampled)."""
+        draws of theta ``(n_chains, n_draws, d)`` (the log-scale last, when sampled)."""
         coef, intercept, extra = self._split(draws, 1, self.n_features_in_)
         coef, intercept = coef[..., 0, :], intercept[..., 0]
         scale = (np.exp(extra[..., 0]) if self.scale is None
@@ -209,7 +221,7 @@ class RobustTRegression(RegressorMixin, LinearMHEstimator):
         self.scale_ = float(scale.mean())
 
     def _theta_draws(self):
-        """Draws of theta ``(n_chains, n_samples, d)``: the inverse of :meth:`_set_posterior`."""
+        """Draws of theta ``(n_chains, n_draws, d)``: the inverse of :meth:`_set_posterior`."""
         extra = np.log(self.posterior_["scale"])[..., None] if self.scale is None else None
         return self._join(self.posterior_["coef"][..., None, :],
                           self.posterior_["intercept"][..., None], extra)
@@ -243,6 +255,37 @@ class RobustTRegression(RegressorMixin, LinearMHEstimator):
             return mean, np.full(X.shape[0], np.inf)
         scale = self.posterior_.get("scale", flat=True)
         return mean, np.sqrt(spread + np.mean(scale**2) * nu / (nu - 2.0))
+
+    def _observed(self, y):
+        return np.asarray(y, dtype=np.float64)
+
+    def _log_likelihood(self, eta, y):
+        return student_t_log_likelihood(eta, self.posterior_.get("scale", flat=True),
+                                        float(self.nu), y)
+
+    def _simulate(self, eta, rng):
+        scale = self.posterior_.get("scale", flat=True)[:, None]
+        return eta[..., 0] + scale * rng.standard_t(float(self.nu), size=eta.shape[:2])
+
+    def predict_quantiles(self, X, quantiles=(0.05, 0.5, 0.95)):
+        """Quantiles of the posterior predictive distribution of a new outcome at each row
+        (noise included): of the equal mixture over the stored draws of each draw's Student-t noise around ``x . w + b``.
+        Deterministic; e.g. ``quantiles=(0.05, 0.95)`` is a 90% predictive interval.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        quantiles : array-like of shape (n_quantiles,), default=(0.05, 0.5, 0.95)
+            Each in (0, 1).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_quantiles)
+        """
+        quantiles = check_quantiles(quantiles)
+        _, eta = self._eta_draws(X)
+        return student_t_mixture_quantiles(eta[..., 0], self.posterior_.get("scale", flat=True),
+                                           float(self.nu), quantiles)
 
     def sample_y(self, X, n_samples=1, random_state=None):
         """Draws from the posterior predictive: a random stored draw of ``(w, b, s)`` per

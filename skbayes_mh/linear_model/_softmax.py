@@ -8,6 +8,7 @@ from ..models import SoftmaxModel
 from ..models._prior import GAUSSIAN
 from ..posterior import Posterior
 from ._base import LinearMHEstimator
+from ._predictive import softmax_log_likelihood
 
 
 class FireflySoftmaxClassifier(ClassifierMixin, LinearMHEstimator):
@@ -36,7 +37,7 @@ class FireflySoftmaxClassifier(ClassifierMixin, LinearMHEstimator):
         exact tests and with control variates, MALA for Firefly, the random walk
         otherwise (kept in ``proposal_``).
     step_size : "auto" or float, default="auto"
-        ``"auto"``: shaped by the Laplace covariance, scaled in burn-in toward the proposal's
+        ``"auto"``: shaped by the Laplace covariance, scaled in warm-up toward the proposal's
         optimal acceptance rate. A float: an isotropic proposal scale.
     prior_scale : float, default=1.0
     autoscale : bool, default=True
@@ -46,16 +47,25 @@ class FireflySoftmaxClassifier(ClassifierMixin, LinearMHEstimator):
     fit_intercept : bool, default=True
     intercept_prior_scale : float, default=10.0
     temperature : float, default=1.0
-    n_samples : int, default=1000
-    n_burnin : int, default=1000
+    n_draws : int, default=1000
+    n_warmup : int, default=1000
     thin : "auto" or int, default="auto"
         Iterations per kept draw. ``"auto"``: 1 for the full-data tests; for the
         subsampling tests and Firefly, whose iterations are cheap, each chain's
-        autocorrelation time measured at the end of burn-in, at most 10 (kept in ``thin_``).
+        autocorrelation time measured at the end of warm-up, at most 10 (kept in ``thin_``).
     n_chains : int, default=4
     n_jobs : int or None, default=None
     random_state : int, RandomState instance or None, default=None
     verbose : int, default=0
+        Progress when > 0: one tqdm bar per chain if tqdm is installed, otherwise about ten
+        plain lines in all.
+    warm_start : bool, default=False
+        Keep the chains' states (position, generator, tuned proposal, Firefly's bright set)
+        so that the next ``fit`` on the same data continues them up to ``n_draws`` draws per
+        chain, appending; the draws equal those of one longer fit, draw for draw. Only
+        ``n_draws`` (and ``verbose``, ``n_jobs``) may change between the fits. The kept
+        states reference the training data and are not pickled. This also continues a fit
+        interrupted with Ctrl-C.
 
     Attributes
     ----------
@@ -66,8 +76,8 @@ class FireflySoftmaxClassifier(ClassifierMixin, LinearMHEstimator):
         Posterior mean of the weights.
     intercept_ : ndarray of shape (n_classes,)
     posterior_ : Posterior
-        ``coef`` (n_chains, n_samples, n_classes, n_features_in_), ``intercept`` (n_chains,
-        n_samples, n_classes), per-draw ``lp``, ``acceptance_rate``, ``n_data_read``
+        ``coef`` (n_chains, n_draws, n_classes, n_features_in_), ``intercept`` (n_chains,
+        n_draws, n_classes), per-draw ``lp``, ``acceptance_rate``, ``n_data_read``
         (likelihood queries with Firefly), ``seconds`` and, with Firefly, ``n_bright``.
     acceptance_ : AcceptanceTest
         The test used (``acceptance="auto"`` resolved).
@@ -82,7 +92,9 @@ class FireflySoftmaxClassifier(ClassifierMixin, LinearMHEstimator):
     thin_ : ndarray of shape (n_chains,)
         Each chain's iterations per kept draw.
     n_iter_ : ndarray of shape (n_chains,)
-        Iterations per chain, burn-in included.
+        Iterations per chain, warm-up included.
+    interrupted_ : bool
+        Ctrl-C stopped the chains; the draws every chain had reached are kept.
     diagnostics_ : Bunch
         ``r_hat``, ``ess_bulk``, ``ess_tail``: for each posterior variable, its rank-normalised
         split R-hat and bulk and tail effective sample sizes (arviz-stats). ``fit`` warns
@@ -108,7 +120,7 @@ class FireflySoftmaxClassifier(ClassifierMixin, LinearMHEstimator):
     >>> from sklearn.datasets import load_iris
     >>> from skbayes_mh import FireflySoftmaxClassifier
     >>> X, y = load_iris(return_X_y=True)
-    >>> clf = FireflySoftmaxClassifier(n_samples=300, n_burnin=300, n_chains=2,
+    >>> clf = FireflySoftmaxClassifier(n_draws=300, n_warmup=300, n_chains=2,
     ...                                random_state=0).fit(X, y)
     >>> clf.predict_proba(X[:2]).shape, clf.posterior_["coef"].shape
     ((2, 3), (2, 300, 3, 4))
@@ -117,8 +129,9 @@ class FireflySoftmaxClassifier(ClassifierMixin, LinearMHEstimator):
     def __init__(self, *, acceptance="auto", proposal="auto", step_size="auto",
                  prior_scale=1.0, autoscale=True, fit_intercept=True,
                  intercept_prior_scale=10.0,
-                 temperature=1.0, n_samples=1000, n_burnin=1000, thin="auto", n_chains=4,
-                 n_jobs=None, random_state=None, verbose=0):
+                 temperature=1.0, n_draws=1000, n_warmup=1000, thin="auto", n_chains=4,
+                 n_jobs=None, random_state=None, verbose=0,
+                 warm_start=False):
         self._store_parameters(locals())
 
     def fit(self, X, y, sample_weight=None):
@@ -156,7 +169,7 @@ class FireflySoftmaxClassifier(ClassifierMixin, LinearMHEstimator):
 
     def _set_posterior(self, draws, stats):
         """``posterior_``, ``diagnostics_``, ``coef_`` and ``intercept_`` from draws of theta
-        ``(n_chains, n_samples, d)``."""
+        ``(n_chains, n_draws, d)``."""
         coef, intercept, _ = self._split(draws, self.classes_.size, self.n_features_in_)
         self.posterior_ = Posterior({"coef": coef, "intercept": intercept}, stats)
         self._diagnose()
@@ -164,8 +177,35 @@ class FireflySoftmaxClassifier(ClassifierMixin, LinearMHEstimator):
         self.intercept_ = intercept.mean(axis=(0, 1))
 
     def _theta_draws(self):
-        """Draws of theta ``(n_chains, n_samples, d)``: the inverse of :meth:`_set_posterior`."""
+        """Draws of theta ``(n_chains, n_draws, d)``: the inverse of :meth:`_set_posterior`."""
         return self._join(self.posterior_["coef"], self.posterior_["intercept"])
+
+    def _observed(self, y):
+        return self._class_observed(y)
+
+    def _log_likelihood(self, eta, y):
+        return softmax_log_likelihood(eta, y)
+
+    def _simulate(self, eta, rng):
+        cumulative = np.cumsum(softmax(eta, axis=2), axis=2)
+        u = rng.random(eta.shape[:2])[..., None]
+        index = np.minimum((u > cumulative).sum(axis=2), self.classes_.size - 1)
+        return self.classes_[index]
+
+    def predict_proba_draws(self, X):
+        """Each stored draw's class probabilities (their mean over draws is
+        :meth:`predict_proba`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_chains, n_draws, n_samples, n_classes), columns in
+        ``classes_`` order.
+        """
+        return self._proba_draws(X, lambda eta: softmax(eta, axis=2))
 
     def predict_proba(self, X):
         """Posterior-predictive probabilities: the mean over all stored draws of

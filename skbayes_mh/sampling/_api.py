@@ -1,6 +1,7 @@
 """``skbayes_mh.sample``: Metropolis-Hastings for any per-row likelihood, with a pluggable
 acceptance test and proposal, on the same engine as the estimators."""
 import numbers
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -14,7 +15,7 @@ from ..models._optimize import find_map, laplace_covariance
 from ..models._prior import BuiltinPrior
 from ..proposals import resolve_proposal
 from ._driver import run_chain
-from ._parallel import chain_seeds
+from ._parallel import chain_seeds, interruptible
 from ._samplers import MetropolisHastings, Shape, raise_for_status, test_tuple
 from ._target import Target, control_variates, no_control_variates
 
@@ -28,13 +29,13 @@ class SampleResult:
 
     Attributes
     ----------
-    draws : ndarray of shape (n_samples, d)
-        The chain after burn-in, one row per iteration.
-    accepted : ndarray of shape (n_samples,), bool
+    draws : ndarray of shape (n_draws, d)
+        The chain after warm-up, one row per iteration.
+    accepted : ndarray of shape (n_draws,), bool
         Whether each iteration accepted its proposal.
-    n_data_read : ndarray of shape (n_samples,), int
+    n_data_read : ndarray of shape (n_draws,), int
         Data rows each iteration's test read.
-    log_posterior : ndarray of shape (n_samples,)
+    log_posterior : ndarray of shape (n_draws,)
         ``log p(theta) + loglik(theta) / K`` (up to a constant) where the test knows the
         full-data log-likelihood; NaN where it does not (minibatch tests).
     acceptance : AcceptanceTest
@@ -45,7 +46,7 @@ class SampleResult:
     n_data : int
         Rows of ``data``.
     seconds : float
-        Wall time of the kept iterations (burn-in excluded).
+        Wall time of the kept iterations (warm-up excluded).
     """
 
     draws: np.ndarray
@@ -70,7 +71,7 @@ class SampleResult:
 
     def __repr__(self):
         n, d = self.draws.shape
-        return (f"SampleResult(n_samples={n}, d={d}, acceptance={self.acceptance!r}, "
+        return (f"SampleResult(n_draws={n}, d={d}, acceptance={self.acceptance!r}, "
                 f"acceptance_rate={self.acceptance_rate:.3f}, "
                 f"mean_data_read={self.mean_data_read:.1f} of {self.n_data})")
 
@@ -156,7 +157,7 @@ def _row_laplace(target, theta0):
 
 
 def sample(loglik, data, theta0, *, step_size, log_prior=None, gradient=None, hessian=None,
-           acceptance="minibatch", proposal="random_walk", n_samples=1000, n_burnin=0,
+           acceptance="minibatch", proposal="random_walk", n_draws=1000, n_warmup=0,
            temperature=1.0, random_state=None):
     """Sample a posterior by Metropolis-Hastings with a pluggable acceptance test.
 
@@ -195,9 +196,9 @@ def sample(loglik, data, theta0, *, step_size, log_prior=None, gradient=None, he
         test they follow the control variates' proxy, which also needs ``hessian``),
         ``"pcn"`` (needs ``gradient`` and ``hessian``), or ``"slice"`` with an exact test; see
         :mod:`skbayes_mh.proposals`.
-    n_samples : int, default=1000
+    n_draws : int, default=1000
         Iterations kept.
-    n_burnin : int, default=0
+    n_warmup : int, default=0
         Iterations run first and discarded.
     temperature : float, default=1.0
         ``K > 0``: every log-likelihood ratio is scaled by ``1/K``.
@@ -207,8 +208,10 @@ def sample(loglik, data, theta0, *, step_size, log_prior=None, gradient=None, he
     Returns
     -------
     SampleResult
-        ``draws`` (n_samples, d), ``accepted`` (n_samples,), ``n_data_read`` (n_samples,),
-        ``acceptance_rate`` and more.
+        ``draws`` (n_draws, d), ``accepted`` (n_draws,), ``n_data_read`` (n_draws,),
+        ``acceptance_rate`` and more. Ctrl-C stops the chain within about a second and
+        returns the draws so far, with a warning (during warm-up it raises
+        KeyboardInterrupt).
 
     Examples
     --------
@@ -219,7 +222,7 @@ def sample(loglik, data, theta0, *, step_size, log_prior=None, gradient=None, he
     ...     return -0.5 * (data[i, 0] - theta[0]) ** 2
     >>> x = np.random.default_rng(0).normal(0.5, 1.0, size=(10_000, 1))
     >>> result = sample(gaussian_loglik, x, [0.5], step_size=0.01, acceptance="metropolis",
-    ...                 n_samples=2000, random_state=0)
+    ...                 n_draws=2000, random_state=0)
     >>> result.draws.shape
     (2000, 1)
     """
@@ -228,8 +231,8 @@ def sample(loglik, data, theta0, *, step_size, log_prior=None, gradient=None, he
     data = read_only(check_array(data, "data", ndim=2))
     theta = check_array(theta0, "theta0", ndim=1).copy()
     step = check_step_size(step_size, theta.size)
-    check_scalar(n_samples, "n_samples", numbers.Integral, 1)
-    check_scalar(n_burnin, "n_burnin", numbers.Integral, 0)
+    check_scalar(n_draws, "n_draws", numbers.Integral, 1)
+    check_scalar(n_warmup, "n_warmup", numbers.Integral, 0)
     check_scalar(temperature, "temperature", numbers.Real, 0, low_inclusive=False)
     target = _row_target(loglik, data, theta, log_prior, temperature, gradient, hessian)
     # The starting point: a full pass that also flags a NaN or a zero likelihood now.
@@ -255,7 +258,14 @@ def sample(loglik, data, theta0, *, step_size, log_prior=None, gradient=None, he
         shape, scale = Shape(np.zeros((0, 0)), step), 1.0
     sampler = MetropolisHastings(target, acceptance, proposal, shape, scale, cv)
     seed = chain_seeds(random_state, 1)[0]
-    chain = run_chain(sampler, theta, seed, n_burnin, n_samples)
+    with interruptible("sample") as stop:
+        chain = run_chain(sampler, theta, seed, n_warmup, n_draws, stop=stop)
+    if chain.n_draws == 0:
+        raise KeyboardInterrupt("sample was interrupted before its first kept draw (during "
+                                "warm-up): nothing was kept.")
+    if chain.interrupted:
+        warnings.warn(f"sample was interrupted: it returns the first {chain.n_draws} of "
+                      f"{n_draws} draws.", UserWarning, stacklevel=2)
     return SampleResult(draws=chain.draws, accepted=chain.stats["acceptance_rate"] > 0,
                         n_data_read=chain.stats["n_data_read"],
                         log_posterior=chain.stats["lp"], acceptance=acceptance,

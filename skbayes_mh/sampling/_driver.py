@@ -1,7 +1,9 @@
 """The one driver every sampler runs under: warm-up in windows with tuners, then the kept
-draws with everything frozen, timed in chunks, with progress and interruption."""
+draws with everything frozen, all in short timed chunks so that progress is reported and an
+interruption is honoured within a fraction of a second; a finished (or interrupted) chain can
+be continued exactly where it stopped."""
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -10,7 +12,8 @@ N_WINDOWS = 20
 #: The kept iterations run in at least this many chunks (the per-draw seconds are
 #: interpolated within a chunk by the data each iteration read).
 MIN_CHUNKS = 20
-#: ... and no chunk runs much longer than this, so that an interruption is honoured soon.
+#: ... and no chunk (of warm-up or kept iterations) runs much longer than this, so that an
+#: interruption is honoured soon.
 MAX_CHUNK_SECONDS = 0.25
 
 
@@ -28,12 +31,17 @@ class ChainResult:
         (``n_bright``).
     warmup_draws : ndarray of shape (n_warmup, d)
     state : object
-        The sampler's final state.
+        The sampler's state after the last iteration run.
     sampler : object
         The sampler, with its tuned, frozen parameters.
     thin : int
         Iterations per kept draw (chosen after warm-up when ``run_chain`` got a rule).
     interrupted : bool
+        ``stop`` was set before the chain had run everything it was asked to.
+    rng : numpy.random.Generator or None
+        The chain's generator, where the next iteration continues it.
+    warmup_complete : bool
+        The warm-up ran to its end (only then can the chain be continued).
     """
 
     draws: np.ndarray
@@ -43,6 +51,12 @@ class ChainResult:
     sampler: object
     thin: int = 1
     interrupted: bool = False
+    rng: object = None
+    warmup_complete: bool = True
+
+    @property
+    def n_draws(self):
+        return self.draws.shape[0]
 
 
 def run_chain(sampler, theta0, seed, n_warmup, n_draws, thin=1, tuners=(), progress=None,
@@ -64,74 +78,151 @@ def run_chain(sampler, theta0, seed, n_warmup, n_draws, thin=1, tuners=(), progr
         Objects with ``update(sampler, info, window, n_windows)``, called after each warm-up
         window.
     progress : callable or None
-        ``progress(n)`` after each window or chunk of ``n`` iterations.
-    stop : threading.Event or None
-        Checked between chunks: when set, the chain returns what it has.
+        ``progress(n)`` after each chunk of ``n`` iterations.
+    stop : StopSignal, threading.Event or None
+        Checked between chunks: when set, the chain returns what it has (``interrupted``).
 
     Returns
     -------
     ChainResult
     """
     rng = np.random.default_rng(int(seed))
+    d = np.asarray(theta0).size
+    if stop is not None and stop.is_set():  # never started
+        return ChainResult(np.empty((0, d)), {}, np.empty((0, d)), None, sampler, 1, True,
+                           rng, warmup_complete=n_warmup == 0)
     state = sampler.init(theta0, rng)
+    pacer = _Pacer()
     warmup = []
     window = max(1, n_warmup // N_WINDOWS)
+    interrupted = False
     for k in range(N_WINDOWS if n_warmup else 0):
         n_iter = window if k < N_WINDOWS - 1 else n_warmup - window * (N_WINDOWS - 1)
         if n_iter <= 0:
             continue
-        info = sampler.run(state, n_iter, rng, where="warm-up")
-        warmup.append(info["draws"])
+        parts, interrupted = _run_in_chunks(sampler, state, rng, n_iter, 1, n_iter, progress,
+                                            stop, "warm-up", pacer)
+        if parts:
+            warmup.append(_concatenate(parts)["draws"])
+        if interrupted:
+            break
+        info = _concatenate(parts)
         for tuner in tuners:
             tuner.update(sampler, info, k, N_WINDOWS)
-        if progress is not None:
-            progress(n_iter)
-        if stop is not None and stop.is_set():
-            break
-    warmup_draws = np.concatenate(warmup) if warmup else np.empty((0, state.theta.size))
+    warmup_draws = np.concatenate(warmup) if warmup else np.empty((0, d))
+    if interrupted:
+        return ChainResult(np.empty((0, d)), {}, warmup_draws, state, sampler, 1, True, rng,
+                           warmup_complete=False)
     if callable(thin):
         thin = int(thin(warmup_draws, sampler))
-    outputs, interrupted = _kept_iterations(sampler, state, rng, n_draws, thin, progress, stop)
+    result = ChainResult(np.empty((0, d)), {}, warmup_draws, state, sampler, int(thin), False,
+                         rng)
+    return continue_chain(result, n_draws, progress, stop)
+
+
+def continue_chain(result, n_draws, progress=None, stop=None):
+    """Run ``result``'s chain on, from its state and generator, until it holds ``n_draws``
+    draws (none when it already does): the draws equal, one for one, those of a single
+    chain asked for ``n_draws`` from the start.
+
+    Parameters
+    ----------
+    result : ChainResult
+        A chain whose warm-up is complete.
+    n_draws : int
+        Draws the chain should hold in the end.
+    progress, stop : as in :func:`run_chain`.
+
+    Returns
+    -------
+    ChainResult
+        A new result with the draws and stats appended (``result`` is not changed, but its
+        state and generator are advanced).
+    """
+    if not result.warmup_complete:
+        raise ValueError("A chain interrupted during its warm-up cannot be continued.")
+    n_more = n_draws - result.n_draws
+    if n_more <= 0:
+        return replace(result, interrupted=False)
+    thin, sampler, state, rng = result.thin, result.sampler, result.state, result.rng
+    largest_chunk = max(1, -(-n_more // MIN_CHUNKS)) * thin
+    parts, interrupted = _run_in_chunks(sampler, state, rng, n_more * thin, thin, largest_chunk,
+                                        progress, stop, "sampling", _Pacer())
+    if not parts:
+        return replace(result, interrupted=interrupted)
+    outputs = _concatenate(parts)
     n_kept = outputs["draws"].shape[0] // thin
     keep = slice(thin - 1, n_kept * thin, thin)
     per_draw = (n_kept, thin)
-    stats = {"lp": outputs["lp"][keep], "seconds": outputs["seconds"][keep],
+    offset = result.stats["seconds"][-1] if result.n_draws else 0.0
+    stats = {"lp": outputs["lp"][keep], "seconds": offset + outputs["seconds"][keep],
              "acceptance_rate": outputs["accepted"][:n_kept * thin].reshape(per_draw).mean(axis=1),
              "n_data_read": outputs["n_data_read"][:n_kept * thin].reshape(per_draw).sum(axis=1)}
     for name in ("n_bright",):
         if name in outputs:
             stats[name] = outputs[name][keep]
-    return ChainResult(outputs["draws"][keep], stats, warmup_draws, state, sampler, thin,
-                       interrupted)
+    if result.n_draws:
+        stats = {name: np.concatenate([result.stats[name], values])
+                 for name, values in stats.items()}
+        draws = np.concatenate([result.draws, outputs["draws"][keep]])
+    else:
+        draws = outputs["draws"][keep]
+    return replace(result, draws=draws, stats=stats, interrupted=interrupted)
 
 
-def _kept_iterations(sampler, state, rng, n_draws, thin, progress, stop):
-    """Run the ``n_draws * thin`` kept iterations in timed chunks; returns the concatenated
-    per-iteration outputs with ``seconds`` (cumulative), and whether ``stop`` cut them short."""
-    total = n_draws * thin
+def _concatenate(parts):
+    return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
+
+
+class _Pacer:
+    """Chunk sizes for one chain: as many iterations as take about
+    :data:`MAX_CHUNK_SECONDS` at the last chunk's pace (one iteration to begin with)."""
+
+    def __init__(self):
+        self.per_iteration = None
+
+    def next_chunk(self, step, cap):
+        """Iterations for the next chunk: a whole multiple of ``step``, at most ``cap``."""
+        if self.per_iteration is None:
+            return min(step, cap)
+        fits = int(MAX_CHUNK_SECONDS / max(self.per_iteration, 1e-9)) // step * step
+        return min(cap, max(step, fits))
+
+    def record(self, n_iter, seconds):
+        self.per_iteration = seconds / n_iter
+
+
+def _run_in_chunks(sampler, state, rng, total, step, largest_chunk, progress, stop, where,
+                   pacer):
+    """Run ``total`` iterations in chunks of whole multiples of ``step``, at most
+    ``largest_chunk`` and about :data:`MAX_CHUNK_SECONDS` each (``pacer``); checks ``stop``
+    after each.
+
+    Returns
+    -------
+    parts : list of dict
+        Each chunk's per-iteration outputs, with ``seconds`` (cumulative wall time, the
+        chunk's interpolated over its iterations by the data each read).
+    interrupted : bool
+        ``stop`` cut the run short (every part still holds whole multiples of ``step``).
+    """
     parts = []
     done = 0
-    chunk = max(thin, min(total, -(-total // MIN_CHUNKS)))
+    cap = max(step, largest_chunk // step * step)
     start = time.perf_counter()
     begin = 0.0
-    interrupted = False
     while done < total:
-        n_iter = min(chunk, total - done)
-        info = sampler.run(state, n_iter, rng)
+        n_iter = min(pacer.next_chunk(step, cap), total - done)
+        info = sampler.run(state, n_iter, rng, where=where)
         end = time.perf_counter() - start
         cost = np.cumsum(1.0 + info["n_data_read"])
         info["seconds"] = begin + (end - begin) * cost / cost[-1]
         parts.append(info)
         done += n_iter
+        pacer.record(n_iter, end - begin)
         if progress is not None:
             progress(n_iter)
-        # Keep chunks under MAX_CHUNK_SECONDS, in whole draws.
-        per_iteration = (end - begin) / n_iter
-        limit = max(thin, int(MAX_CHUNK_SECONDS / max(per_iteration, 1e-9)) // thin * thin)
-        chunk = min(chunk, limit)
         begin = end
         if stop is not None and stop.is_set():
-            interrupted = done < total
-            break
-    outputs = {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
-    return outputs, interrupted
+            return parts, done < total
+    return parts, False

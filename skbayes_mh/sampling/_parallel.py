@@ -1,5 +1,9 @@
 """Chains side by side: one seed per chain drawn up front, chains in parallel through joblib
 (threads by default: the kernels release the GIL), and their progress."""
+import contextlib
+import signal
+import sys
+import threading
 import time
 
 from sklearn.utils import check_random_state
@@ -19,35 +23,133 @@ def run_in_parallel(function, arguments, n_jobs):
     return Parallel(n_jobs=n_jobs, prefer="threads")(delayed(function)(*a) for a in arguments)
 
 
-class Progress:
-    """Progress of the chains: a tqdm bar when tqdm is installed, plain lines otherwise,
-    nothing when ``verbose`` is 0."""
+#: Without tqdm, the plain progress report prints a line each time this fraction more of
+#: all the chains' iterations is done (about ten lines in all).
+PLAIN_PROGRESS_STEP = 0.1
 
-    def __init__(self, total, verbose, description):
+
+class Progress:
+    """Progress of the chains: one tqdm bar per chain when tqdm is installed; otherwise a
+    plain line each time another :data:`PLAIN_PROGRESS_STEP` of all iterations is done, with
+    every chain's share; nothing when ``verbose`` is 0.
+
+    Parameters
+    ----------
+    n_chains : int
+    iterations : int
+        Iterations per chain (warm-up and kept).
+    verbose : int
+    description : str
+
+    Chain ``c`` reports through ``progress.chain(c)``, a callable ``(n_iterations)``; the
+    chains may report from different threads.
+    """
+
+    def __init__(self, n_chains, iterations, verbose, description):
         self.verbose = verbose
-        self.bar = None
-        self.done = 0
-        self.total = total
+        self.iterations = max(int(iterations), 1)
+        self.done = [0] * n_chains
         self.description = description
         self.start = time.perf_counter()
-        if verbose > 0:
-            try:
-                from tqdm.auto import tqdm
-            except ImportError:
-                print(f"{description}: 0/{total} iterations", flush=True)
-            else:
-                self.bar = tqdm(total=total, desc=description)
-
-    def __call__(self, n):
-        if self.verbose <= 0:
+        self.bars = []
+        self.next_line = PLAIN_PROGRESS_STEP
+        self.lock = threading.Lock()
+        if verbose <= 0:
             return
-        self.done += n
-        if self.bar is not None:
-            self.bar.update(n)
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            print(f"{description}: {n_chains} chain{'s' if n_chains > 1 else ''} of "
+                  f"{self.iterations} iterations (install tqdm for progress bars)", flush=True)
         else:
-            print(f"{self.description}: {self.done}/{self.total} iterations "
-                  f"({time.perf_counter() - self.start:.1f} s)", flush=True)
+            self.bars = [tqdm(total=self.iterations, desc=f"{description} chain {c}",
+                              position=c, leave=True) for c in range(n_chains)]
+
+    def chain(self, c):
+        """The progress callable of chain ``c`` (None when nothing is reported)."""
+        if self.verbose <= 0:
+            return None
+        return _ChainProgress(self, c)
+
+    def _advance(self, c, n):
+        with self.lock:
+            self.done[c] += n
+            if self.bars:
+                self.bars[c].update(n)
+                return
+            fraction = sum(self.done) / (self.iterations * len(self.done))
+            if fraction + 1e-12 < self.next_line:
+                return
+            while self.next_line <= fraction + 1e-12:
+                self.next_line += PLAIN_PROGRESS_STEP
+            shares = ", ".join(f"{min(done / self.iterations, 1.0):.0%}" for done in self.done)
+            print(f"{self.description}: {fraction:.0%} done in "
+                  f"{time.perf_counter() - self.start:.1f} s (chains: {shares})", flush=True)
 
     def close(self):
-        if self.bar is not None:
-            self.bar.close()
+        for bar in self.bars:
+            bar.close()
+
+
+class _ChainProgress:
+    """``progress(n)`` for one chain. Sent to another process (a Dask or Ray joblib
+    backend), it reports nothing there rather than failing to pickle the bars."""
+
+    def __init__(self, progress, chain):
+        self.progress, self.c = progress, chain
+
+    def __call__(self, n):
+        if self.progress is not None:
+            self.progress._advance(self.c, n)
+
+    def __getstate__(self):
+        return {"progress": None, "c": self.c}
+
+
+class StopSignal:
+    """A ``threading.Event`` for the chains: ``set()``, ``is_set()``. Sent to another
+    process (a Dask or Ray joblib backend), it becomes one that is never set there: Ctrl-C
+    reaches the chains in this process's threads only."""
+
+    def __init__(self):
+        self._event = threading.Event()
+
+    def set(self):
+        self._event.set()
+
+    def is_set(self):
+        return self._event is not None and self._event.is_set()
+
+    def __getstate__(self):
+        return {"_event": None}
+
+
+@contextlib.contextmanager
+def interruptible(description):
+    """A :class:`StopSignal` that Ctrl-C sets while the block runs, instead of raising
+    KeyboardInterrupt: chains check it between chunks (a fraction of a second) and return
+    what they have. A second Ctrl-C raises KeyboardInterrupt at once. Outside the main thread
+    (where signal handlers cannot be installed) the event is never set by Ctrl-C.
+    """
+    stop = StopSignal()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def handler(signum, frame):
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+        print(f"\n{description}: interrupted; the chains stop within a second and keep their "
+              f"draws so far (Ctrl-C again to abort at once).", file=sys.stderr, flush=True)
+
+    try:
+        signal.signal(signal.SIGINT, handler)
+    except ValueError:  # e.g. an embedded interpreter without signal support
+        yield stop
+        return
+    try:
+        yield stop
+    finally:
+        signal.signal(signal.SIGINT, previous)

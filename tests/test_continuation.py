@@ -1,0 +1,244 @@
+"""Continuing a fit (``warm_start``), interrupting one (Ctrl-C), and progress reports.
+
+A continued fit must equal one longer fit draw for draw: the chains resume from their
+state, generator and frozen proposal (and Firefly's bright set). Ctrl-C must stop every
+chain, worker threads included, within about a second and keep the draws so far.
+"""
+import os
+import pickle
+import signal
+import sys
+import threading
+import time
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris
+
+from skbayes_mh import (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
+                        MinibatchMHPoissonRegression, RobustTRegression, sample)
+from skbayes_mh.sampling import _driver
+
+from _models import gaussian_mean_loglik
+
+SHORT = dict(n_warmup=100, n_chains=2, random_state=0)
+
+
+def quiet(estimator, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # short chains: convergence warnings
+        return estimator.fit(*args, **kwargs)
+
+
+def cases():
+    X, y = load_iris(return_X_y=True)
+    X_reg, y_reg = load_diabetes(return_X_y=True)
+    yield "logistic-minibatch", MinibatchMHLogisticRegression(acceptance="minibatch",
+                                                              **SHORT), X, y > 0
+    yield "softmax-firefly", FireflySoftmaxClassifier(acceptance="firefly", **SHORT), X, y
+    yield "robust-metropolis-hmc", RobustTRegression(acceptance="metropolis", **SHORT), X_reg, y_reg
+    yield "poisson-austerity", MinibatchMHPoissonRegression(acceptance="austerity", **SHORT), \
+        X_reg, np.round(np.abs(y_reg) / 50)
+
+
+@pytest.mark.parametrize("name, estimator, X, y", list(cases()), ids=[c[0] for c in cases()])
+def test_continued_fit_equals_one_longer_fit_draw_for_draw(name, estimator, X, y):
+    continued = quiet(estimator.set_params(n_draws=60, warm_start=True), X, y)
+    first = {key: value.copy() for key, value in continued.posterior_.draws.items()}
+    quiet(continued.set_params(n_draws=150, n_jobs=2), X, y)
+    longer = quiet(estimator.__class__(**{**estimator.get_params(), "warm_start": False,
+                                          "n_draws": 150}), X, y)
+    for key, values in longer.posterior_.draws.items():
+        assert continued.posterior_[key].shape == values.shape
+        np.testing.assert_array_equal(continued.posterior_[key], values, err_msg=key)
+        np.testing.assert_array_equal(continued.posterior_[key][:, :60], first[key])
+    for key in ("acceptance_rate", "n_data_read"):
+        np.testing.assert_array_equal(continued.posterior_.sample_stats[key],
+                                      longer.posterior_.sample_stats[key])
+    # Firefly's log pseudo-posterior is updated incrementally: equal up to rounding.
+    np.testing.assert_allclose(continued.posterior_.sample_stats["lp"],
+                               longer.posterior_.sample_stats["lp"], rtol=1e-12)
+    # The seconds keep counting from where the first fit stopped.
+    assert np.all(np.diff(continued.posterior_.sample_stats["seconds"], axis=1) >= 0)
+    np.testing.assert_array_equal(continued.n_iter_, longer.n_iter_)
+
+
+def test_warm_start_refuses_changes_and_explains():
+    X, y = load_breast_cancer(return_X_y=True)
+    clf = quiet(MinibatchMHLogisticRegression(n_draws=40, warm_start=True, **SHORT), X, y)
+    with pytest.raises(ValueError, match="prior_scale changed"):
+        clf.set_params(prior_scale=2.0, n_draws=80).fit(X, y)
+    clf.set_params(prior_scale=1.0)
+    with pytest.raises(ValueError, match="data differ"):
+        clf.fit(X[:-1], y[:-1])
+    with pytest.raises(ValueError, match="data differ"):
+        clf.fit(X * 1.001, y)
+    with pytest.raises(ValueError, match="fewer than the 40 draws"):
+        clf.set_params(n_draws=20).fit(X, y)
+    before = clf.posterior_["coef"].copy()
+    with pytest.warns(UserWarning, match="nothing new is drawn"):
+        clf.set_params(n_draws=40).fit(X, y)
+    np.testing.assert_array_equal(clf.posterior_["coef"], before)
+    # warm_start=False starts afresh (and forgets the chains).
+    quiet(clf.set_params(warm_start=False, n_draws=30), X, y)
+    assert clf.posterior_["coef"].shape == (2, 30, X.shape[1]) and not hasattr(clf, "_chains")
+
+
+def test_chains_are_not_pickled_and_a_reloaded_warm_start_starts_afresh():
+    X, y = load_breast_cancer(return_X_y=True)
+    clf = quiet(MinibatchMHLogisticRegression(n_draws=30, warm_start=True, **SHORT), X, y)
+    reloaded = pickle.loads(pickle.dumps(clf))
+    assert not hasattr(reloaded, "_chains")
+    np.testing.assert_array_equal(reloaded.predict_proba(X), clf.predict_proba(X))
+    quiet(reloaded.set_params(n_draws=50), X, y)
+    fresh = quiet(MinibatchMHLogisticRegression(n_draws=50, **SHORT), X, y)
+    np.testing.assert_array_equal(reloaded.posterior_["coef"], fresh.posterior_["coef"])
+
+
+def tall_breast_cancer():
+    X, y = load_breast_cancer(return_X_y=True)
+    return np.tile(X, (20, 1)), np.tile(y, 20)
+
+
+def interrupt_after(seconds):
+    """Send this process SIGINT (Ctrl-C) after ``seconds``; returns the time it was sent."""
+    sent = {}
+
+    def fire():
+        time.sleep(seconds)
+        sent["at"] = time.perf_counter()
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=fire, daemon=True).start()
+    return sent
+
+
+needs_main_thread = pytest.mark.skipif(
+    threading.current_thread() is not threading.main_thread() or sys.platform == "win32",
+    reason="Ctrl-C is delivered to the main thread, where the handler is installed")
+
+
+@needs_main_thread
+def test_ctrl_c_stops_every_chain_within_a_second_keeps_draws_and_continues():
+    X, y = tall_breast_cancer()
+    settings = dict(acceptance="metropolis", n_warmup=100, n_chains=2, n_jobs=2,
+                    random_state=3, warm_start=True)
+    quiet(MinibatchMHLogisticRegression(**{**settings, "n_draws": 5}), X, y)  # kernels loaded
+    clf = MinibatchMHLogisticRegression(**{**settings, "n_draws": 10**6})
+    sent = interrupt_after(2.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf.fit(X, y)
+    waited = time.perf_counter() - sent["at"]
+    assert waited < 1.5, f"fit returned {waited:.2f} s after Ctrl-C"
+    assert clf.interrupted_
+    assert any("was interrupted: it keeps the first" in str(w.message) for w in caught)
+    # Both worker threads stopped: no kernel is still running once fit returned.
+    counts = [c.n_draws for c in clf._chains]
+    time.sleep(0.3)
+    assert [c.n_draws for c in clf._chains] == counts
+    n_kept = clf.posterior_["coef"].shape[1]
+    assert n_kept == min(counts) > 0 and np.all(np.isfinite(clf.posterior_["coef"]))
+    # The interrupted chains continue exactly: as if never interrupted.
+    target = max(counts) + 20
+    quiet(clf.set_params(n_draws=target), X, y)
+    assert not clf.interrupted_
+    straight = quiet(MinibatchMHLogisticRegression(**{**settings, "n_draws": target,
+                                                      "warm_start": False}), X, y)
+    np.testing.assert_array_equal(clf.posterior_["coef"], straight.posterior_["coef"])
+
+
+@needs_main_thread
+def test_ctrl_c_in_sample_returns_the_draws_so_far():
+    x = np.random.default_rng(0).normal(size=(200_000, 1))
+    sample(gaussian_mean_loglik, x, [0.0], step_size=0.01, acceptance="metropolis",
+           n_draws=5, random_state=0)
+    sent = interrupt_after(1.0)
+    with pytest.warns(UserWarning, match="sample was interrupted: it returns the first"):
+        result = sample(gaussian_mean_loglik, x, [0.0], step_size=0.01,
+                        acceptance="metropolis", n_draws=10**7, random_state=0)
+    assert time.perf_counter() - sent["at"] < 1.5
+    assert 0 < result.draws.shape[0] < 10**7 and np.all(np.isfinite(result.draws))
+
+
+def test_a_set_stop_event_stops_worker_threads_between_chunks(monkeypatch):
+    """The mechanism without a signal: chains in worker threads check the event between
+    chunks of at most about MAX_CHUNK_SECONDS."""
+    import contextlib
+
+    from skbayes_mh.linear_model import _base
+
+    event = threading.Event()
+
+    @contextlib.contextmanager
+    def fake_interruptible(description):
+        yield event
+
+    monkeypatch.setattr(_base, "interruptible", fake_interruptible)
+    X, y = tall_breast_cancer()
+    clf = MinibatchMHLogisticRegression(acceptance="metropolis", n_draws=10**6, n_warmup=50,
+                                        n_chains=2, n_jobs=2, random_state=0)
+    quiet(clf.set_params(n_draws=5), X, y)
+    timer = threading.Timer(1.5, event.set)
+    timer.start()
+    started = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf.set_params(n_draws=10**6).fit(X, y)
+    assert any("was interrupted" in str(w.message) for w in caught)
+    assert time.perf_counter() - started < 1.5 + 1.0
+    assert clf.interrupted_ and clf.posterior_["coef"].shape[0] == 2
+
+
+def test_chunks_are_short_and_in_whole_draws(monkeypatch):
+    """Every sampler call runs a whole number of thinned draws and about
+    MAX_CHUNK_SECONDS at most; the chunking does not change the draws."""
+    X, y = load_breast_cancer(return_X_y=True)
+    calls = []
+    original = _driver._run_in_chunks
+
+    def spy(sampler, state, rng, total, step, largest_chunk, *rest):
+        class Recorder:
+            def __getattr__(self, name):
+                return getattr(sampler, name)
+
+            def run(self, state, n_iter, rng, where="sampling"):
+                calls.append((where, n_iter, step))
+                return sampler.run(state, n_iter, rng, where=where)
+
+        return original(Recorder(), state, rng, total, step, largest_chunk, *rest)
+
+    monkeypatch.setattr(_driver, "_run_in_chunks", spy)
+    clf = quiet(MinibatchMHLogisticRegression(acceptance="minibatch", n_draws=200, thin=3,
+                                              **SHORT), X, y)
+    kept = [(n, step) for where, n, step in calls if where == "sampling"]
+    assert kept and all(n % step == 0 and step == 3 for n, step in kept)
+    assert sum(n for n, _ in kept) == 2 * 200 * 3
+    assert len(kept) >= 2 * _driver.MIN_CHUNKS
+    monkeypatch.setattr(_driver, "MAX_CHUNK_SECONDS", 1e-6)  # one draw per call
+    tiny = quiet(MinibatchMHLogisticRegression(acceptance="minibatch", n_draws=200, thin=3,
+                                               **SHORT), X, y)
+    np.testing.assert_array_equal(tiny.posterior_["coef"], clf.posterior_["coef"])
+
+
+def test_plain_progress_prints_a_few_lines(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+    X, y = load_breast_cancer(return_X_y=True)
+    quiet(MinibatchMHLogisticRegression(n_draws=300, n_chains=4, verbose=1, n_warmup=300,
+                                        random_state=0), X, y)
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.strip()]
+    assert 3 <= len(lines) <= 12, lines
+    assert "100% done" in lines[-1] and "chains: 100%, 100%, 100%, 100%" in lines[-1]
+
+
+def test_one_progress_bar_per_chain(capsys):
+    pytest.importorskip("tqdm")
+    X, y = load_breast_cancer(return_X_y=True)
+    quiet(MinibatchMHLogisticRegression(n_draws=50, n_chains=3, verbose=1, n_warmup=50,
+                                        random_state=0), X, y)
+    err = capsys.readouterr().err
+    for c in range(3):
+        assert f"MinibatchMHLogisticRegression chain {c}" in err
+    assert "chain 3" not in err

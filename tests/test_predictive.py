@@ -1,0 +1,181 @@
+"""Per-draw predictions, predictive quantiles, posterior-predictive draws, pointwise
+log-likelihoods and the ArviZ export with its LOO."""
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.datasets import load_breast_cancer, load_iris
+
+from skbayes_mh import (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
+                        MinibatchMHPoissonRegression, RobustTRegression)
+from skbayes_mh.linear_model._predictive import (poisson_mixture_quantiles,
+                                                 student_t_mixture_quantiles)
+
+FAST = dict(n_draws=250, n_warmup=250, n_chains=2, random_state=0)
+
+
+def logistic_data(n, seed=5):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = (rng.random(n) < 1 / (1 + np.exp(-X @ np.array([1.0, -1.0, 0.5])))).astype(int)
+    return X, y
+
+
+def quiet_fit(estimator, X, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # short chains: convergence warnings
+        return estimator.fit(X, y)
+
+
+@pytest.mark.parametrize("n_draws", [1, 60, 3000])
+def test_student_t_mixture_quantiles_solve_the_mixture_cdf(n_draws):
+    rng = np.random.default_rng(n_draws)
+    location = rng.normal(size=(n_draws, 5)) * 3 + rng.normal(size=(1, 5)) * 20
+    scale = rng.uniform(0.5, 4.0, size=n_draws)
+    q = np.array([0.01, 0.3, 0.5, 0.95])
+    found = student_t_mixture_quantiles(location, scale, 3.5, q)
+    cdf = stats.t.cdf((found[None, :, :] - location[:, :, None]) / scale[:, None, None],
+                      3.5).mean(axis=0)
+    np.testing.assert_allclose(cdf, np.broadcast_to(q, cdf.shape), atol=1e-7)
+    if n_draws == 1:
+        np.testing.assert_allclose(found, location[0][:, None] + scale[0]
+                                   * stats.t.ppf(q, 3.5)[None, :], rtol=1e-9)
+
+
+def test_poisson_mixture_quantiles_are_the_smallest_counts_reaching_q():
+    rng = np.random.default_rng(0)
+    rate = np.exp(rng.normal(size=(400, 6)) * 0.3 + np.array([-3, -1, 0, 1, 3, 6]))
+    q = np.array([0.05, 0.5, 0.95, 0.999])
+    found = poisson_mixture_quantiles(rate, q)
+    for row in range(rate.shape[1]):
+        for j, level in enumerate(q):
+            k = found[row, j]
+            assert stats.poisson.cdf(k, rate[:, row]).mean() >= level
+            assert k == 0 or stats.poisson.cdf(k - 1, rate[:, row]).mean() < level
+
+
+def test_robust_predictive_interval_covers_new_data_at_its_level():
+    rng = np.random.default_rng(1)
+    w = np.array([1.0, -2.0, 0.5])
+    X = rng.normal(size=(2000, 3))
+    y = X @ w + 0.3 + 0.5 * rng.standard_t(4, size=2000)
+    reg = quiet_fit(RobustTRegression(**FAST), X[:500], y[:500])
+    bounds = reg.predict_quantiles(X[500:], (0.05, 0.95))
+    covered = np.mean((y[500:] >= bounds[:, 0]) & (y[500:] <= bounds[:, 1]))
+    # 1,500 new rows: binomial sd 0.0077; 4 sd.
+    assert abs(covered - 0.9) < 0.031, covered
+    median = reg.predict_quantiles(X[500:510], 0.5)[:, 0]
+    np.testing.assert_allclose(median, reg.predict(X[500:510]), atol=0.05)
+
+
+def test_poisson_predictive_interval_covers_new_counts():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(2500, 2))
+    y = rng.poisson(np.exp(X @ np.array([0.4, -0.3]) + 1.0)).astype(float)
+    reg = quiet_fit(MinibatchMHPoissonRegression(**FAST), X[:500], y[:500])
+    bounds = reg.predict_quantiles(X[500:], (0.05, 0.95))
+    assert np.all(bounds == np.round(bounds))
+    covered = np.mean((y[500:] >= bounds[:, 0]) & (y[500:] <= bounds[:, 1]))
+    # Discrete: at least 90% (up to 4 binomial sds), and not far above.
+    assert 0.9 - 0.027 < covered < 0.98, covered
+
+
+@pytest.mark.parametrize("make", [
+    lambda: (MinibatchMHLogisticRegression(**FAST), *load_breast_cancer(return_X_y=True)),
+    lambda: (FireflySoftmaxClassifier(**FAST), *load_iris(return_X_y=True)),
+], ids=["logistic", "softmax"])
+def test_classifier_draws_average_to_predict_proba_and_simulate_their_frequencies(make):
+    clf, X, y = make()
+    quiet_fit(clf, X, y)
+    draws = clf.predict_proba_draws(X[:20])
+    assert draws.shape == (2, 250, 20, clf.classes_.size)
+    np.testing.assert_allclose(draws.mean(axis=(0, 1)), clf.predict_proba(X[:20]), atol=1e-12)
+    simulated = clf.sample_posterior_predictive(X[:20], random_state=0)
+    assert simulated.shape == (2, 250, 20) and set(np.unique(simulated)) <= set(clf.classes_)
+    np.testing.assert_array_equal(simulated,
+                                  clf.sample_posterior_predictive(X[:20], random_state=0))
+    frequency = np.stack([(simulated == c).mean(axis=(0, 1)) for c in clf.classes_], axis=1)
+    # 500 simulated labels per row: binomial sd at most 0.0224; 5 sd.
+    np.testing.assert_allclose(frequency, clf.predict_proba(X[:20]), atol=0.112)
+    with pytest.raises(ValueError, match="labels not seen in fit"):
+        clf.pointwise_log_likelihood(X[:2], np.array([clf.classes_[0], 99]))
+
+
+def test_pointwise_log_likelihood_matches_scipy():
+    X, y = load_iris(return_X_y=True)
+    clf = quiet_fit(FireflySoftmaxClassifier(**FAST), X, y)
+    ll = clf.pointwise_log_likelihood(X, y)
+    proba = clf.predict_proba_draws(X)
+    expected = np.log(np.take_along_axis(proba, y[None, None, :, None], axis=3)[..., 0])
+    np.testing.assert_allclose(ll, expected, rtol=1e-9, atol=1e-13)
+
+    Xb, yb = load_breast_cancer(return_X_y=True)
+    logistic = quiet_fit(MinibatchMHLogisticRegression(**FAST), Xb, yb)
+    p1 = logistic.predict_proba_draws(Xb)[..., 1]
+    np.testing.assert_allclose(logistic.pointwise_log_likelihood(Xb, yb),
+                               stats.bernoulli.logpmf(yb, p1), rtol=1e-7, atol=1e-12)
+
+    rng = np.random.default_rng(3)
+    Xr = rng.normal(size=(300, 2))
+    yr = Xr @ np.array([1.0, 2.0]) + rng.standard_t(5, size=300)
+    robust = quiet_fit(RobustTRegression(nu=5.0, **FAST), Xr, yr)
+    location = robust.posterior_["coef"] @ Xr.T + robust.posterior_["intercept"][..., None]
+    np.testing.assert_allclose(
+        robust.pointwise_log_likelihood(Xr, yr),
+        stats.t.logpdf(yr, 5.0, loc=location, scale=robust.posterior_["scale"][..., None]),
+        rtol=1e-10)
+
+    counts = rng.poisson(np.exp(0.5 * Xr[:, 0] + 1.0)).astype(float)
+    poisson = quiet_fit(MinibatchMHPoissonRegression(**FAST), Xr, counts)
+    rate = np.exp(poisson.posterior_["coef"] @ Xr.T + poisson.posterior_["intercept"][..., None])
+    np.testing.assert_allclose(poisson.pointwise_log_likelihood(Xr, counts),
+                               stats.poisson.logpmf(counts, rate), rtol=1e-10)
+
+
+def test_regressor_posterior_predictive_draws_match_the_predictive_moments():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(400, 2))
+    y = X @ np.array([1.0, -1.0]) + rng.standard_t(6, size=400)
+    reg = quiet_fit(RobustTRegression(nu=6.0, n_draws=1000, n_warmup=300, n_chains=2,
+                                      random_state=0), X, y)
+    simulated = reg.sample_posterior_predictive(X[:10], random_state=1)
+    mean, std = reg.predict(X[:10], return_std=True)
+    flat = simulated.reshape(-1, 10)
+    # 2,000 draws: the mean's sd is std / 44.7; 5 sds. The sd within 10% (t_6 tails).
+    np.testing.assert_array_less(np.abs(flat.mean(axis=0) - mean), 5 * std / np.sqrt(2000))
+    np.testing.assert_allclose(flat.std(axis=0), std, rtol=0.1)
+
+
+def test_to_arviz_has_observed_data_log_likelihood_and_posterior_predictive():
+    arviz = pytest.importorskip("arviz")
+    X, y = logistic_data(600)
+    clf = quiet_fit(MinibatchMHLogisticRegression(**FAST), X, y)
+    idata = clf.to_arviz(X, y, log_likelihood=True, posterior_predictive=True, random_state=0)
+    for group in ("posterior", "sample_stats", "observed_data", "constant_data",
+                  "log_likelihood", "posterior_predictive"):
+        assert group in idata.groups(), group
+    assert idata.log_likelihood["y"].shape == (2, 250, X.shape[0])
+    assert idata.observed_data["y"].dims == ("row",)
+    loo = arviz.loo(idata)
+    # A logistic model with 4 parameters: the effective number is near it.
+    assert np.isfinite(loo.elpd_loo) and 2 < loo.p_loo < 8
+    plain = clf.to_arviz()
+    assert "observed_data" not in plain.groups()
+    with pytest.raises(ValueError, match="needs X and y"):
+        clf.to_arviz(X, log_likelihood=True)
+
+
+def test_subsampled_loo_agrees_with_full_loo():
+    arviz = pytest.importorskip("arviz")
+    arviz_stats = pytest.importorskip("arviz_stats")
+    if not hasattr(arviz_stats, "loo_subsample"):
+        pytest.skip("arviz_stats.loo_subsample needs arviz-base")
+    X, y = logistic_data(3000)
+    clf = quiet_fit(MinibatchMHLogisticRegression(**FAST), X, y)
+    idata = clf.to_arviz(X, y, log_likelihood=True)
+    full = arviz.loo(idata)
+    sub = arviz_stats.loo_subsample(idata, observations=300, seed=0)
+    # The difference estimator's subsampling error is its stated subsampling_se.
+    assert sub.subsample_size == 300
+    assert abs(sub.elpd - full.elpd_loo) < 4 * sub.subsampling_se + 1e-6
