@@ -491,12 +491,7 @@ class LinearMHEstimator(BaseEstimator):
         mean : ndarray of shape (n_rows, ...)
         variance : ndarray of shape (n_rows, ...), only with ``variance``
         """
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        coef = self.posterior_.get("coef", flat=True)
-        intercept = self.posterior_.get("intercept", flat=True)
-        if coef.ndim == 2:  # a single output
-            coef, intercept = coef[:, None, :], intercept[:, None]
+        X, coef, intercept = self._linear_draws(X)
         means, spreads = [], []
         for start in range(0, X.shape[0], PREDICT_BLOCK):
             block = X[start:start + PREDICT_BLOCK]
@@ -507,15 +502,21 @@ class LinearMHEstimator(BaseEstimator):
             return np.concatenate(means)
         return np.concatenate(means), np.concatenate(spreads)
 
-    def _eta_draws(self, X):
-        """``X`` validated and the linear predictors of every stored draw, chain-major:
-        ``(n_chains * n_draws, n_rows, n_outputs)``."""
+    def _linear_draws(self, X):
+        """``X`` validated, and every stored draw's weights ``(n_chains * n_draws,
+        n_outputs, n_features)`` and intercepts ``(n_chains * n_draws, n_outputs)``."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         coef = self.posterior_.get("coef", flat=True)
         intercept = self.posterior_.get("intercept", flat=True)
         if coef.ndim == 2:  # a single output
             coef, intercept = coef[:, None, :], intercept[:, None]
+        return X, coef, intercept
+
+    def _eta_draws(self, X):
+        """``X`` validated and the linear predictors of every stored draw, chain-major:
+        ``(n_chains * n_draws, n_rows, n_outputs)``."""
+        X, coef, intercept = self._linear_draws(X)
         return X, np.einsum("nf,skf->snk", X, coef) + intercept[:, None, :]
 
     def _per_draw(self, values):
@@ -618,12 +619,6 @@ class LinearMHEstimator(BaseEstimator):
                              f"classes_ is {self.classes_!r}.")
         return index
 
-    def _proba_draws(self, X, probabilities):
-        """``probabilities(eta)`` of every stored draw: ``(n_chains, n_draws, n_rows,
-        n_classes)``."""
-        _, eta = self._eta_draws(X)
-        return self._per_draw(probabilities(eta))
-
     def _join(self, coef, intercept, extra=None):
         """Draws of theta ``(..., d)`` from ``coef`` ``(..., K, D)``, ``intercept``
         ``(..., K)`` and ``extra`` ``(..., E)`` (none when None): the inverse of
@@ -668,3 +663,47 @@ def check_quantiles(quantiles):
     if values.ndim != 1 or values.size == 0 or not np.all((values > 0) & (values < 1)):
         raise ValueError(f"quantiles must be numbers in (0, 1); got {quantiles!r}.")
     return values
+
+
+class ProbabilityDrawsMixin:
+    """``predict_proba_draws`` for a classifier with ``_probabilities(eta)``."""
+
+    def predict_proba_draws(self, X):
+        """Each stored draw's class probabilities (their mean over draws is
+        :meth:`predict_proba`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_chains, n_draws, n_samples, n_classes), columns in
+        ``classes_`` order.
+        """
+        _, eta = self._eta_draws(X)
+        return self._per_draw(self._probabilities(eta))
+
+
+class PredictiveQuantilesMixin:
+    """``predict_quantiles`` for a regressor with ``_mixture_quantiles(eta, quantiles)``."""
+
+    def predict_quantiles(self, X, quantiles=(0.05, 0.5, 0.95)):
+        """Quantiles of the posterior predictive distribution of a new outcome at each row
+        (noise included): of the equal mixture over the stored draws of each draw's noise
+        distribution. Deterministic; e.g. ``quantiles=(0.05, 0.95)`` is a 90% predictive
+        interval.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        quantiles : array-like of shape (n_quantiles,), default=(0.05, 0.5, 0.95)
+            Each in (0, 1).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_quantiles)
+        """
+        quantiles = check_quantiles(quantiles)
+        _, eta = self._eta_draws(X)
+        return self._mixture_quantiles(eta, quantiles)

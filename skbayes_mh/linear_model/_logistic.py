@@ -10,11 +10,11 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..models import LogisticModel
 from ..models._prior import GAUSSIAN
 from ..posterior import Posterior
-from ._base import LinearMHEstimator
+from ._base import LinearMHEstimator, ProbabilityDrawsMixin
 from ._predictive import logistic_log_likelihood
 
 
-class MinibatchMHLogisticRegression(ClassifierMixin, LinearMHEstimator):
+class MinibatchMHLogisticRegression(ClassifierMixin, ProbabilityDrawsMixin, LinearMHEstimator):
     """Bayesian logistic regression: posterior samples from Metropolis-Hastings chains
     whose acceptance test may read only minibatches of the data.
 
@@ -211,22 +211,9 @@ class MinibatchMHLogisticRegression(ClassifierMixin, LinearMHEstimator):
     def _simulate(self, eta, rng):
         return self.classes_[(rng.random(eta.shape[:2]) < expit(eta[..., 0])).astype(int)]
 
-    def predict_proba_draws(self, X):
-        """Each stored draw's class probabilities (their mean over draws is
-        :meth:`predict_proba`).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_chains, n_draws, n_samples, 2), columns in ``classes_`` order.
-        """
-        def both(eta):
-            p = expit(eta[..., 0])
-            return np.stack([1.0 - p, p], axis=-1)
-        return self._proba_draws(X, both)
+    def _probabilities(self, eta):
+        p = expit(eta[..., 0])
+        return np.stack([1.0 - p, p], axis=-1)
 
     def predict_proba(self, X):
         """Posterior-predictive probabilities: the mean over all stored draws of

@@ -8,13 +8,14 @@ from sklearn.utils._param_validation import StrOptions
 from ..models import PoissonModel
 from ..models._prior import GAUSSIAN, LAPLACE
 from ..posterior import Posterior
-from ._base import LinearMHEstimator, check_quantiles
+from ._base import LinearMHEstimator, PredictiveQuantilesMixin
 from ._predictive import poisson_log_likelihood, poisson_mixture_quantiles
 
 _PRIORS = {"gaussian": GAUSSIAN, "laplace": LAPLACE}
 
 
-class MinibatchMHPoissonRegression(RegressorMixin, LinearMHEstimator):
+class MinibatchMHPoissonRegression(RegressorMixin, PredictiveQuantilesMixin,
+                                   LinearMHEstimator):
     """Bayesian Poisson regression: ``y ~ Poisson(exp(x . w + b))``, with posterior samples
     from Metropolis-Hastings chains whose acceptance test may read only minibatches.
 
@@ -216,23 +217,7 @@ class MinibatchMHPoissonRegression(RegressorMixin, LinearMHEstimator):
     def _simulate(self, eta, rng):
         return rng.poisson(np.exp(eta[..., 0])).astype(np.float64)
 
-    def predict_quantiles(self, X, quantiles=(0.05, 0.5, 0.95)):
-        """Quantiles of the posterior predictive distribution of a new outcome at each row
-        (noise included): of the equal mixture over the stored draws of each draw's Poisson count at rate ``exp(x . w + b)``.
-        Deterministic; e.g. ``quantiles=(0.05, 0.95)`` is a 90% predictive interval.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        quantiles : array-like of shape (n_quantiles,), default=(0.05, 0.5, 0.95)
-            Each in (0, 1).
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_quantiles)
-        """
-        quantiles = check_quantiles(quantiles)
-        _, eta = self._eta_draws(X)
+    def _mixture_quantiles(self, eta, quantiles):
         return poisson_mixture_quantiles(np.exp(eta[..., 0]), quantiles)
 
     def __sklearn_tags__(self):

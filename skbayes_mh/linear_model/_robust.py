@@ -10,13 +10,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..models import StudentTModel
 from ..models._prior import GAUSSIAN, LAPLACE, LOG_SCALE
 from ..posterior import Posterior
-from ._base import LinearMHEstimator, check_quantiles
+from ._base import LinearMHEstimator, PredictiveQuantilesMixin
 from ._predictive import student_t_log_likelihood, student_t_mixture_quantiles
 
 _PRIORS = {"gaussian": GAUSSIAN, "laplace": LAPLACE}
 
 
-class RobustTRegression(RegressorMixin, LinearMHEstimator):
+class RobustTRegression(RegressorMixin, PredictiveQuantilesMixin, LinearMHEstimator):
     """Bayesian linear regression with Student-t noise: heavy tails, so that outliers do not
     drag the fit, and posterior samples from Firefly Monte Carlo, which queries only the
     "bright" data points at each iteration.
@@ -267,23 +267,7 @@ class RobustTRegression(RegressorMixin, LinearMHEstimator):
         scale = self.posterior_.get("scale", flat=True)[:, None]
         return eta[..., 0] + scale * rng.standard_t(float(self.nu), size=eta.shape[:2])
 
-    def predict_quantiles(self, X, quantiles=(0.05, 0.5, 0.95)):
-        """Quantiles of the posterior predictive distribution of a new outcome at each row
-        (noise included): of the equal mixture over the stored draws of each draw's Student-t noise around ``x . w + b``.
-        Deterministic; e.g. ``quantiles=(0.05, 0.95)`` is a 90% predictive interval.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        quantiles : array-like of shape (n_quantiles,), default=(0.05, 0.5, 0.95)
-            Each in (0, 1).
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_quantiles)
-        """
-        quantiles = check_quantiles(quantiles)
-        _, eta = self._eta_draws(X)
+    def _mixture_quantiles(self, eta, quantiles):
         return student_t_mixture_quantiles(eta[..., 0], self.posterior_.get("scale", flat=True),
                                            float(self.nu), quantiles)
 

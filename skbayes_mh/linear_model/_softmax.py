@@ -7,11 +7,11 @@ from sklearn.base import ClassifierMixin
 from ..models import SoftmaxModel
 from ..models._prior import GAUSSIAN
 from ..posterior import Posterior
-from ._base import LinearMHEstimator
+from ._base import LinearMHEstimator, ProbabilityDrawsMixin
 from ._predictive import softmax_log_likelihood
 
 
-class FireflySoftmaxClassifier(ClassifierMixin, LinearMHEstimator):
+class FireflySoftmaxClassifier(ClassifierMixin, ProbabilityDrawsMixin, LinearMHEstimator):
     """Bayesian multiclass softmax regression: exact posterior samples from Firefly Monte
     Carlo, which queries only the "bright" data points at each iteration.
 
@@ -192,20 +192,8 @@ class FireflySoftmaxClassifier(ClassifierMixin, LinearMHEstimator):
         index = np.minimum((u > cumulative).sum(axis=2), self.classes_.size - 1)
         return self.classes_[index]
 
-    def predict_proba_draws(self, X):
-        """Each stored draw's class probabilities (their mean over draws is
-        :meth:`predict_proba`).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_chains, n_draws, n_samples, n_classes), columns in
-        ``classes_`` order.
-        """
-        return self._proba_draws(X, lambda eta: softmax(eta, axis=2))
+    def _probabilities(self, eta):
+        return softmax(eta, axis=2)
 
     def predict_proba(self, X):
         """Posterior-predictive probabilities: the mean over all stored draws of
@@ -219,7 +207,7 @@ class FireflySoftmaxClassifier(ClassifierMixin, LinearMHEstimator):
         -------
         ndarray of shape (n_samples, n_classes), columns in ``classes_`` order.
         """
-        return self._predictive(X, lambda eta: softmax(eta, axis=2))
+        return self._predictive(X, self._probabilities)
 
     def predict_log_proba(self, X):
         """Log of :meth:`predict_proba`."""
