@@ -2,6 +2,7 @@
 ValueError/TypeError naming the parameter, never a numba traceback."""
 import numbers
 
+import numba
 import numpy as np
 from numba.core.dispatcher import Dispatcher
 
@@ -21,10 +22,36 @@ def check_jitted(function, name, example_args):
     except Exception as error:  # numba typing errors come in many classes
         raise TypeError(f"{name} could not be compiled or called with the documented "
                         f"arguments: {type(error).__name__}: {error}") from error
-    if not isinstance(value, (float, np.floating)):
-        raise TypeError(f"{name} must return a float (float64); it returned "
-                        f"{type(value).__name__}.")
+    # numba boxes a float32 result as a Python float: its compiled signature tells.
+    other = {str(sig.return_type) for sig in function.nopython_signatures} - {"float64"}
+    if other or not isinstance(value, float):
+        returned = ", ".join(sorted(other)) if other else type(value).__name__
+        raise TypeError(f"{name} must return a float64 (a Python float); it returned "
+                        f"{returned}: convert with float(...) or np.float64(...) inside it.")
+    _check_in_bounds(function, name, example_args)
     return float(value)
+
+
+def _check_in_bounds(function, name, example_args):
+    """Call a bounds-checked compilation of ``function`` once on ``example_args``: an index
+    beyond ``theta`` or ``data`` (e.g. ``theta0`` shorter than the parameters the function
+    reads) is a ``ValueError`` here instead of silent reads of other memory in the chain.
+    Functions that cannot be recompiled that way are left to the chain."""
+    python_function = getattr(function, "py_func", None)
+    if python_function is None:
+        return
+    try:
+        checked = numba.njit(boundscheck=True)(python_function)
+    except Exception:  # noqa: BLE001 - any failure to set up the check skips it
+        return
+    try:
+        checked(*example_args)
+    except IndexError as error:
+        shapes = ", ".join(f"{np.shape(a)}" for a in example_args if isinstance(a, np.ndarray))
+        raise ValueError(f"{name} indexes beyond its arguments (shapes {shapes}): {error}. "
+                         f"Is theta0 as long as the parameters {name} reads?") from None
+    except Exception:  # noqa: BLE001 - other failures show in the chain itself
+        return
 
 
 def check_jitted_writer(function, name, example_args, out_shape):
@@ -43,12 +70,15 @@ def check_jitted_writer(function, name, example_args, out_shape):
     if not np.all(np.isfinite(out)):
         raise ValueError(f"{name}(theta0, data, 0, out) left NaN or infinity in out (shape "
                          f"{out_shape}): it must write every entry.")
+    _check_in_bounds(function, name, (*example_args, np.zeros(out_shape)))
 
 
 def check_array(array, name, ndim):
     """float64, C-contiguous, finite, non-empty array of ``ndim`` dimensions (an array that
     already is one, e.g. an ``np.memmap``, is returned as it is, checked chunk by chunk on
     every core without temporaries of its size)."""
+    if array is None:
+        raise TypeError(f"{name} must be an array of real numbers; got None.")
     try:
         array = np.ascontiguousarray(array, dtype=np.float64)
     except (TypeError, ValueError) as error:

@@ -3,6 +3,7 @@ validate -> data (read where they are) -> model and prior -> MAP and Laplace -> 
 acceptance test and proposal -> seed the chains -> run them in parallel -> split the draws.
 Each estimator file keeps its own parameters, documentation, model and predictions."""
 import numbers
+import os
 import time
 import warnings
 
@@ -184,6 +185,12 @@ class LinearMHEstimator(BaseEstimator):
                     raise
                 row = first_bad_row(values, 0, values.shape[0])
                 raise ValueError(f"{str(error).rstrip('.')} (first in row {row}).") from None
+            if not classes and y.dtype.kind not in "biuf":
+                try:
+                    y = y.astype(np.float64)
+                except (TypeError, ValueError):
+                    raise ValueError(f"y must be numeric for a regressor; got values of dtype "
+                                     f"{y.dtype} such as {y[0]!r}.") from None
             if sample_weight is not None:
                 weights = _check_sample_weight(sample_weight, X, dtype=np.float64,
                                                ensure_non_negative=True)
@@ -194,7 +201,25 @@ class LinearMHEstimator(BaseEstimator):
             summary = scan_dask_data(X, y, classes)
         else:
             summary = scan_data(X, y, classes, weights if weights.size else None)
+        _check_magnitudes(summary, classes)
+        self._check_memory()
         return X, y, read_only(weights), self._shard_summary(summary, classes)
+
+    def _check_memory(self):
+        """A ``ValueError`` naming ``n_draws``, ``n_warmup`` or ``thin`` when the draws
+        they ask for cannot fit in this machine's memory (instead of an allocation that
+        fails late, or runs for hours)."""
+        per_draw = 8 * (self.n_features_in_ + 2) * 8  # the draws and their statistics
+        kept = self.n_chains * self.n_draws * per_draw
+        warmup = self.n_chains * self.n_warmup * 8 * (self.n_features_in_ + 2)
+        available = _physical_memory()
+        if kept + warmup > available:
+            culprit = "n_draws" if kept >= warmup else "n_warmup"
+            raise ValueError(
+                f"{culprit}={getattr(self, culprit):,} with n_chains={self.n_chains} asks for "
+                f"about {(kept + warmup) / 2**30:,.1f} GiB of draws, more than this machine's "
+                f"{available / 2**30:,.1f} GiB of memory. Keep fewer draws (a larger thin "
+                f"keeps fewer of the iterations).")
 
     def _shard_summary(self, summary, classes):
         """``summary``, or the whole data set's for one shard of a consensus fit."""
@@ -655,6 +680,38 @@ def _same_value(a, b):
         return bool(a == b)
     except (TypeError, ValueError):
         return False
+
+
+#: Values (of a feature or of y) above this in magnitude overflow the sums of squares
+#: behind the Laplace approximation and the autoscaled priors: fit asks for rescaling.
+MAX_MAGNITUDE = 1e100
+
+
+def _check_magnitudes(summary, classes):
+    """A ``ValueError`` naming the column (or y) whose mean or sd is beyond
+    :data:`MAX_MAGNITUDE` or overflowed."""
+    for name, values in (("mean", summary["x_mean"]), ("sd", summary["x_std"])):
+        values = np.abs(np.asarray(values, dtype=float))
+        bad = np.flatnonzero(~(values <= MAX_MAGNITUDE))
+        if bad.size:
+            raise ValueError(f"Feature {bad[0]} of X has a {name} of {values[bad[0]]:.3g}: "
+                             f"values beyond {MAX_MAGNITUDE:.0e} overflow the sums the "
+                             f"sampler needs. Rescale it (e.g. StandardScaler).")
+    if not classes:
+        for key in ("mean", "std"):
+            value = abs(float(summary[key]))
+            if not value <= MAX_MAGNITUDE:
+                raise ValueError(f"y has a {'sd' if key == 'std' else key} of {value:.3g}: "
+                                 f"values beyond {MAX_MAGNITUDE:.0e} overflow the sums the "
+                                 f"sampler needs. Rescale y.")
+
+
+def _physical_memory():
+    """Bytes of physical memory (infinity where the platform does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return float("inf")
 
 
 def check_quantiles(quantiles):

@@ -277,6 +277,10 @@ class MinibatchMHLogisticRegression(ClassifierMixin, ProbabilityDrawsMixin, Line
         if reference.shape != (X.shape[0],):
             raise ValueError(f"reference_proba must have {X.shape[0]} rows (one per row of X); "
                              f"got shape {np.shape(reference_proba)}.")
+        if not np.all((reference >= 0) & (reference <= 1)):
+            row = int(np.flatnonzero(~((reference >= 0) & (reference <= 1)))[0])
+            raise ValueError(f"reference_proba must be probabilities in [0, 1]; row {row} is "
+                             f"{float(reference[row])}.")
         coef, intercept = self.posterior_["coef"], self.posterior_["intercept"]
         counts = np.arange(1, self.posterior_.n_draws + 1)
         risk = np.empty((self.posterior_.n_chains, self.posterior_.n_draws))

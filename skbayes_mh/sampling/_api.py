@@ -237,8 +237,13 @@ def sample(loglik, data, theta0, *, step_size, log_prior=None, gradient=None, he
     target = _row_target(loglik, data, theta, log_prior, temperature, gradient, hessian)
     # The starting point: a full pass that also flags a NaN or a zero likelihood now.
     total, _, _ = _checked_sum(target, theta)
+    if total == np.inf:
+        raise ValueError("The sum of loglik over the rows is +inf at theta0 (finite rows whose "
+                         "sum overflows): rescale the log-likelihood or the data.")
     if not np.isfinite(total):
-        raise ValueError("theta0 has zero likelihood (loglik is -inf for some row).")
+        raise ValueError("theta0 has zero likelihood: loglik is -inf for some row, or the "
+                         "rows' log-likelihoods are so negative that their sum overflows to "
+                         "-inf (then rescale the log-likelihood or the data).")
     use_cv = acceptance.uses_control_variates(target)
     if proposal.name == "pcn" and not target.has_hessian:
         raise ValueError("proposal='pcn' moves around the Laplace approximation, which needs "
@@ -323,6 +328,9 @@ def acceptance_probability(loglik, data, theta, theta_prop, *, acceptance, log_p
                          f"{theta_prop.shape}.")
     check_scalar(n_trials, "n_trials", numbers.Integral, 1)
     check_scalar(temperature, "temperature", numbers.Real, 0, low_inclusive=False)
+    if not isinstance(log_psi, numbers.Real) or np.isnan(log_psi) or log_psi == np.inf:
+        raise ValueError(f"log_psi must be a real number or -inf (a zero prior or proposal "
+                         f"ratio); got {log_psi!r}.")
     target = _row_target(loglik, data, theta, None, temperature, gradient, hessian)
     rng = np.random.default_rng(int(chain_seeds(random_state, 1)[0]))
     cv = no_control_variates(theta.size)

@@ -6,6 +6,7 @@ import sys
 import threading
 import time
 
+import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
 
@@ -13,6 +14,9 @@ from sklearn.utils.parallel import Parallel, delayed
 def chain_seeds(random_state, n_chains):
     """One integer seed per chain, drawn up front from ``random_state``: chain ``c`` gets the
     same stream whatever ``n_jobs`` is."""
+    if isinstance(random_state, (bool, np.bool_)):
+        raise TypeError(f"random_state must be an int, a numpy RandomState or None; got "
+                        f"{random_state!r}.")
     return check_random_state(random_state).randint(0, 2**31 - 1, size=n_chains)
 
 
