@@ -1,6 +1,7 @@
 """Checks at the Python boundary, before anything reaches numba: every failure is a
 ValueError/TypeError naming the parameter, never a numba traceback."""
 import numbers
+import weakref
 
 import numba
 import numpy as np
@@ -32,6 +33,10 @@ def check_jitted(function, name, example_args):
     return float(value)
 
 
+#: Bounds-checked compilations of user functions, by their Python function.
+_BOUNDS_CHECKED = weakref.WeakKeyDictionary()
+
+
 def _check_in_bounds(function, name, example_args):
     """Call a bounds-checked compilation of ``function`` once on ``example_args``: an index
     beyond ``theta`` or ``data`` (e.g. ``theta0`` shorter than the parameters the function
@@ -40,10 +45,13 @@ def _check_in_bounds(function, name, example_args):
     python_function = getattr(function, "py_func", None)
     if python_function is None:
         return
-    try:
-        checked = numba.njit(boundscheck=True)(python_function)
-    except Exception:  # noqa: BLE001 - any failure to set up the check skips it
-        return
+    checked = _BOUNDS_CHECKED.get(python_function)
+    if checked is None:  # compiled once per function and process, not per call
+        try:
+            checked = numba.njit(boundscheck=True)(python_function)
+        except Exception:  # noqa: BLE001 - any failure to set up the check skips it
+            return
+        _BOUNDS_CHECKED[python_function] = checked
     try:
         checked(*example_args)
     except IndexError as error:
