@@ -206,12 +206,13 @@ class LinearMHEstimator(BaseEstimator):
         return X, y, read_only(weights), self._shard_summary(summary, classes)
 
     def _check_memory(self):
-        """A ``ValueError`` naming ``n_draws``, ``n_warmup`` or ``thin`` when the draws
-        they ask for cannot fit in this machine's memory (instead of an allocation that
-        fails late, or runs for hours)."""
-        per_draw = 8 * (self.n_features_in_ + 2) * 8  # the draws and their statistics
-        kept = self.n_chains * self.n_draws * per_draw
-        warmup = self.n_chains * self.n_warmup * 8 * (self.n_features_in_ + 2)
+        """A ``ValueError`` naming ``n_draws`` or ``n_warmup`` when the draws they ask for
+        cannot fit in this machine's memory (instead of an allocation that fails late, or
+        a run of hours). The parameters are counted from below (one output and an
+        intercept), so no fit that fits is refused."""
+        n_params = self.n_features_in_ + 1
+        kept = self.n_chains * self.n_draws * 8 * (n_params + STATS_PER_DRAW)
+        warmup = self.n_chains * self.n_warmup * 8 * n_params
         available = _physical_memory()
         if kept + warmup > available:
             culprit = "n_draws" if kept >= warmup else "n_warmup"
@@ -682,6 +683,9 @@ def _same_value(a, b):
         return False
 
 
+#: Per-draw statistics kept beside each draw (lp, acceptance rate, rows read, seconds,
+#: bright count), 8 bytes each.
+STATS_PER_DRAW = 5
 #: Values (of a feature or of y) above this in magnitude overflow the sums of squares
 #: behind the Laplace approximation and the autoscaled priors: fit asks for rescaling.
 MAX_MAGNITUDE = 1e100
