@@ -123,6 +123,11 @@ def check_step_size(step_size, n_dim):
     return np.array(np.broadcast_to(step, (n_dim,)), dtype=np.float64)  # a writable copy
 
 
+#: The smallest temperature accepted: the log-likelihood is multiplied by 1/temperature,
+#: and beyond 1e100 its sums, gradients and curvatures overflow float64.
+MIN_TEMPERATURE = 1e-100
+
+
 def check_scalar(value, name, kind, low, low_inclusive=True):
     """A scalar of ``kind`` (numbers.Integral or numbers.Real) at or above ``low``."""
     if not isinstance(value, kind) or isinstance(value, bool):

@@ -8,6 +8,7 @@ import pytest
 from sklearn.datasets import make_classification
 
 from skbayes_mh import (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
+                        MinibatchMHPoissonRegression,
                         RobustTRegression, acceptance_probability, sample)
 
 from _models import gaussian_mean_loglik
@@ -145,3 +146,45 @@ def test_predictive_mean_risk_refuses_a_nan_reference():
     reference[3] = np.nan
     with pytest.raises(ValueError, match="row 3 is nan"):
         clf.predictive_mean_risk(X, reference)
+
+
+TINY_TEMPERATURE_CASES = [
+    (MinibatchMHLogisticRegression, "classification"),
+    (FireflySoftmaxClassifier, "classification"),
+    (RobustTRegression, "regression"),
+    (MinibatchMHPoissonRegression, "counts"),
+]
+
+
+@pytest.mark.parametrize("estimator_class, kind", TINY_TEMPERATURE_CASES)
+def test_temperatures_down_to_1e_100_are_finite_and_converged_or_warned(estimator_class,
+                                                                        kind):
+    """The log-likelihood is multiplied by 1/temperature: at 1e-100 the posterior is a
+    point at the maximum likelihood, every proposal overshoots, and the chains may not
+    move (a warning); below, the sums overflow and fit refuses the temperature."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    if kind == "classification":
+        y = (X @ [1.0, -1.0, 0.5] + rng.normal(size=300) > 0).astype(int)
+    elif kind == "regression":
+        y = X @ [1.0, -2.0, 0.5] + rng.standard_t(4, size=300)
+    else:
+        y = rng.poisson(np.exp(0.3 * X[:, 0]))
+    estimator = estimator_class(temperature=1e-100, **FAST)
+    messages = fit_recording(estimator, X, y)
+    for name, draws in estimator.posterior_.draws.items():
+        assert np.all(np.isfinite(draws)), name
+    rhat = max(float(np.nanmax(v)) for v in estimator.diagnostics_.r_hat.values())
+    assert rhat <= 1.01 or any("may not have converged" in m for m in messages)
+    with pytest.raises(ValueError, match="temperature"):
+        estimator_class(temperature=1e-101, **FAST).fit(X, y)
+
+
+def test_sample_refuses_temperatures_below_1e_100():
+    x = np.random.default_rng(0).normal(size=(100, 1))
+    with pytest.raises(ValueError, match="temperature must be finite and >= 1e-100"):
+        sample(gaussian_mean_loglik, x, [0.0], step_size=0.1, n_draws=10,
+               temperature=1e-150)
+    with pytest.raises(ValueError, match="temperature must be finite and >= 1e-100"):
+        acceptance_probability(gaussian_mean_loglik, x, [0.0], [0.1], acceptance="metropolis",
+                               temperature=0.0)

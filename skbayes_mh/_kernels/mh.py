@@ -183,7 +183,7 @@ def _hmc_move(spec, prior, proposal, cv, exact, inv_temperature, theta, gradient
 
     Returns ``(status, log prior at theta', loglik at theta' (NaN unless exact),
     log ratio |p|^2 / 2 - |p'|^2 / 2, rows read)``; a path that leaves the prior's support
-    ends with log prior ``-inf`` (rejected).
+    or overflows ends with log prior ``-inf`` (rejected).
     """
     spec, prior, proposal, cv = rebind(spec), rebind(prior), rebind(proposal), rebind(cv)
     d = theta.shape[0]
@@ -202,8 +202,12 @@ def _hmc_move(spec, prior, proposal, cv, exact, inv_temperature, theta, gradient
         for a in range(d):
             momentum[a] += 0.5 * step * whitened_gradient[a]
         shape_times(proposal, momentum, velocity)
+        diverged = False
         for a in range(d):
             theta_prop[a] += step * velocity[a]
+            diverged = diverged or not math.isfinite(theta_prop[a])
+        if diverged:
+            return STATUS_OK, -math.inf, math.nan, math.nan, n_read  # overflowed: reject
         loglik, status = _gradient_at(spec, prior, cv, theta_prop, exact, inv_temperature,
                                       gradient_prop, work, buffer)
         if exact:

@@ -18,7 +18,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from .. import diagnostics
 from .._dask import check_dask_data, encode_dask_labels, is_dask_array, scan_dask_data
 from .._passes import encode_labels, first_bad_row, scan_data
-from .._validation import read_only
+from .._validation import MIN_TEMPERATURE, read_only
 from ..acceptance import ACCEPTANCE_TESTS, AcceptanceTest, resolve_acceptance
 from ..models import LinearData
 from ..models._prior import BuiltinPrior
@@ -63,7 +63,7 @@ class LinearMHEstimator(BaseEstimator):
         "autoscale": ["boolean"],
         "fit_intercept": ["boolean"],
         "intercept_prior_scale": [Interval(numbers.Real, 0, None, closed="neither")],
-        "temperature": [Interval(numbers.Real, 0, None, closed="neither")],
+        "temperature": [Interval(numbers.Real, MIN_TEMPERATURE, None, closed="left")],
         "n_draws": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_warmup": [Interval(numbers.Integral, 0, None, closed="left")],
         "thin": [StrOptions({"auto"}), Interval(numbers.Integral, 1, None, closed="left")],
@@ -462,11 +462,17 @@ class LinearMHEstimator(BaseEstimator):
         self.diagnostics_ = Bunch(**{key: Bunch(**value) for key, value in found.items()})
 
         def worst(statistic, largest):
-            # NaN (a constant quantity, e.g. the intercept without one) is never the worst.
-            neutral = -np.inf if largest else np.inf
+            # NaN for a quantity constant over all draws (e.g. the intercept without one) is
+            # never the worst; NaN for one that differs between chains (each stuck at its
+            # own value) is the worst there is.
+            neutral, failed = (-np.inf, np.inf) if largest else (np.inf, 0.0)
             candidates = []
             for name, values in found[statistic].items():
-                values = np.nan_to_num(np.asarray(values, dtype=float), nan=neutral)
+                values = np.asarray(values, dtype=float)
+                draws = posterior.draws[name]
+                varies = np.ptp(draws.reshape(-1, *draws.shape[2:]), axis=0) > 0
+                values = np.where(np.isnan(values) & varies, failed, values)
+                values = np.nan_to_num(values, nan=neutral, posinf=np.inf)
                 if values.size:
                     index = np.unravel_index(np.argmax(values) if largest else np.argmin(values),
                                              values.shape)
@@ -477,9 +483,15 @@ class LinearMHEstimator(BaseEstimator):
         rhat, rhat_name = worst("r_hat", largest=True)
         ess, ess_name = worst("ess_bulk", largest=False)
         wanted_ess = MIN_ESS_PER_CHAIN * posterior.n_chains
-        if rhat > MAX_RHAT or ess < wanted_ess:
+        stuck = [chain for chain in range(posterior.n_chains) if posterior.n_draws > 1
+                 and all(np.ptp(draws[chain], axis=0).max(initial=0.0) == 0
+                         for draws in posterior.draws.values())]
+        if rhat > MAX_RHAT or ess < wanted_ess or stuck:
             warnings.warn(
-                f"{type(self).__name__}: the chains may not have converged: largest R-hat "
+                f"{type(self).__name__}: the chains may not have converged: "
+                + (f"chain{'s' if len(stuck) > 1 else ''} {', '.join(map(str, stuck))} never "
+                   f"moved; " if stuck else "")
+                + "largest R-hat "
                 + (f"{rhat:.3g} ({rhat_name})" if np.isfinite(rhat) else "not available")
                 + f", smallest bulk ESS {ess:.0f} ({ess_name}) of "
                 f"{posterior.n_chains * posterior.n_draws} draws; wanted R-hat <= {MAX_RHAT} "

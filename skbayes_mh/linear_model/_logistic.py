@@ -56,7 +56,8 @@ class MinibatchMHLogisticRegression(ClassifierMixin, ProbabilityDrawsMixin, Line
     intercept_prior_scale : float, default=10.0
         Standard deviation of the intercept's Gaussian prior (wide by default).
     temperature : float, default=1.0
-        Every log-likelihood ratio is divided by it.
+        Every log-likelihood ratio is divided by it; at least 1e-100 (below, the scaled
+        sums overflow).
     n_draws : int, default=1000
         Draws kept per chain.
     n_warmup : int, default=1000

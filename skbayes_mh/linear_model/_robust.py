@@ -65,6 +65,8 @@ class RobustTRegression(RegressorMixin, PredictiveQuantilesMixin, LinearMHEstima
         otherwise (kept in ``proposal_``).
     step_size : "auto" or float, default="auto"
     temperature : float, default=1.0
+        Every log-likelihood ratio is divided by it; at least 1e-100 (below, the scaled
+        sums overflow).
     n_draws : int, default=1000
     n_warmup : int, default=1000
     thin : "auto" or int, default="auto"

@@ -47,6 +47,8 @@ class FireflySoftmaxClassifier(ClassifierMixin, ProbabilityDrawsMixin, LinearMHE
     fit_intercept : bool, default=True
     intercept_prior_scale : float, default=10.0
     temperature : float, default=1.0
+        Every log-likelihood ratio is divided by it; at least 1e-100 (below, the scaled
+        sums overflow).
     n_draws : int, default=1000
     n_warmup : int, default=1000
     thin : "auto" or int, default="auto"

@@ -8,8 +8,8 @@ import numpy as np
 
 from .._kernels.rows import flat_log_prior, no_gradient, no_hessian
 from .._kernels.mh import repeat_rows
-from .._validation import (check_array, check_jitted, check_jitted_writer, check_scalar,
-                           check_step_size, read_only)
+from .._validation import (MIN_TEMPERATURE, check_array, check_jitted, check_jitted_writer,
+                           check_scalar, check_step_size, read_only)
 from ..acceptance import AcceptanceTest, resolve_acceptance
 from ..models._optimize import find_map, laplace_covariance
 from ..models._prior import BuiltinPrior
@@ -201,7 +201,7 @@ def sample(loglik, data, theta0, *, step_size, log_prior=None, gradient=None, he
     n_warmup : int, default=0
         Iterations run first and discarded.
     temperature : float, default=1.0
-        ``K > 0``: every log-likelihood ratio is scaled by ``1/K``.
+        ``K >= 1e-100``: every log-likelihood ratio is scaled by ``1/K``.
     random_state : int, RandomState instance or None, default=None
         Seeds the chain's own generator.
 
@@ -233,7 +233,7 @@ def sample(loglik, data, theta0, *, step_size, log_prior=None, gradient=None, he
     step = check_step_size(step_size, theta.size)
     check_scalar(n_draws, "n_draws", numbers.Integral, 1)
     check_scalar(n_warmup, "n_warmup", numbers.Integral, 0)
-    check_scalar(temperature, "temperature", numbers.Real, 0, low_inclusive=False)
+    check_scalar(temperature, "temperature", numbers.Real, MIN_TEMPERATURE)
     target = _row_target(loglik, data, theta, log_prior, temperature, gradient, hessian)
     # The starting point: a full pass that also flags a NaN or a zero likelihood now.
     total, _, _ = _checked_sum(target, theta)
@@ -327,7 +327,7 @@ def acceptance_probability(loglik, data, theta, theta_prop, *, acceptance, log_p
         raise ValueError(f"theta and theta_prop differ in shape: {theta.shape} and "
                          f"{theta_prop.shape}.")
     check_scalar(n_trials, "n_trials", numbers.Integral, 1)
-    check_scalar(temperature, "temperature", numbers.Real, 0, low_inclusive=False)
+    check_scalar(temperature, "temperature", numbers.Real, MIN_TEMPERATURE)
     if not isinstance(log_psi, numbers.Real) or np.isnan(log_psi) or log_psi == np.inf:
         raise ValueError(f"log_psi must be a real number or -inf (a zero prior or proposal "
                          f"ratio); got {log_psi!r}.")
