@@ -104,3 +104,132 @@ def test_poisson_contract(problem, params, data):
                  dtype=float)
     params = {**params, "acceptance": data.draw(st.sampled_from(["metropolis", "minibatch"]))}
     check_contract(MinibatchMHPoissonRegression(**params), X, y)
+
+
+# sample() and acceptance_probability(): arbitrary user functions, starting points, step
+# sizes, tests, proposals and counts. The contract is the same: a ValueError or TypeError
+# naming the problem, or finite draws of the promised shape (a probability in [0, 1]).
+
+from skbayes_mh import acceptance_probability, sample  # noqa: E402
+
+from _models import (gaussian_mean_loglik, integer_loglik, linear_gaussian_gradient,  # noqa: E402
+                     linear_gaussian_hessian, linear_gaussian_loglik, nan_beyond_one_loglik,
+                     positive_log_prior, standard_normal_log_prior, zero_beyond_one_loglik)
+
+#: (loglik, gradient, hessian, data columns): well-behaved and faulty user models.
+USER_MODELS = [
+    (gaussian_mean_loglik, None, None, 1),
+    (linear_gaussian_loglik, linear_gaussian_gradient, linear_gaussian_hessian, 2),
+    (nan_beyond_one_loglik, None, None, 1),
+    (zero_beyond_one_loglik, None, None, 1),
+    (integer_loglik, None, None, 1),
+]
+
+numbers_or_junk = st.one_of(st.floats(-3, 3), st.sampled_from([0.0, -1.0, 1e300, np.nan,
+                                                              np.inf, -np.inf]))
+junk = st.sampled_from([None, "0.1", [], [[0.1]], True, object()])
+
+
+def check_refusal(error):
+    message = str(error)
+    assert message and "numba" not in message.lower() and "Traceback" not in message
+    assert "Failed in nopython mode" not in message
+    hypothesis.event(f"refused: {type(error).__name__}: {message[:60]}")
+
+
+#: What a drawn call gets wrong: nothing (half the calls), or one thing.
+FAULTS = [None] * 8 + ["data 1-D", "data values", "theta0 values", "theta0 length",
+                       "step_size", "acceptance", "proposal", "counts", "temperature",
+                       "log_psi", "theta_prop"]
+
+
+@st.composite
+def user_calls(draw):
+    """A user model, its data and starting point, and which argument is faulty."""
+    fault = draw(st.sampled_from(FAULTS))
+    loglik, gradient, hessian, n_columns = draw(st.sampled_from(USER_MODELS))
+    n_rows = draw(st.integers(1, 60))
+    data = draw(hnp.arrays(np.float64, (n_rows, n_columns),
+                           elements=values if fault == "data values" else st.floats(-3, 3)))
+    if fault == "data 1-D":
+        data = data[:, 0]
+    d = n_columns - 1 if n_columns > 1 else 1
+    theta0 = np.zeros(d)
+    if fault == "theta0 length":
+        theta0 = np.zeros(draw(st.sampled_from([0, d + 1])))
+    elif fault == "theta0 values":
+        theta0 = draw(st.one_of(hnp.arrays(np.float64, d, elements=numbers_or_junk), junk))
+    return fault, (loglik, gradient, hessian), data, theta0, d
+
+
+def faulty(fault, name, good, bad):
+    return bad if fault == name else good
+
+
+@BOUNDED
+@given(user_calls(), st.data())
+def test_sample_contract(call, data):
+    fault, (loglik, gradient, hessian), rows, theta0, d = call
+    kwargs = dict(
+        step_size=faulty(fault, "step_size", data.draw(st.floats(0.05, 1.0)), data.draw(
+            st.one_of(numbers_or_junk, junk, hnp.arrays(np.float64, st.integers(0, 3),
+                                                        elements=st.floats(1e-3, 1.0))))),
+        log_prior=data.draw(st.sampled_from([None, standard_normal_log_prior,
+                                             positive_log_prior])),
+        acceptance=faulty(fault, "acceptance",
+                          data.draw(st.sampled_from(["metropolis", "barker", "minibatch",
+                                                     "austerity"])),
+                          data.draw(st.sampled_from(["firefly", "no-such-test", 3]))),
+        proposal=faulty(fault, "proposal",
+                        data.draw(st.sampled_from(["random_walk", "mala", "hmc", "slice",
+                                                   "pcn"])),
+                        data.draw(st.sampled_from(["no-such-proposal", None]))),
+        n_draws=faulty(fault, "counts", data.draw(st.integers(1, 30)),
+                       data.draw(st.sampled_from([0, -1, 2.5, True, 10**13]))),
+        n_warmup=data.draw(st.integers(0, 30)),
+        temperature=faulty(fault, "temperature", data.draw(st.sampled_from([1.0, 100.0,
+                                                                            1e-3])),
+                           data.draw(st.sampled_from([0.0, -1.0, 1e-200, np.inf, np.nan]))),
+        random_state=data.draw(st.integers(0, 5)))
+    if data.draw(st.booleans()):
+        kwargs.update(gradient=gradient, hessian=hessian)
+    try:
+        result = sample(loglik, rows, theta0, **kwargs)
+    except (ValueError, TypeError) as error:
+        check_refusal(error)
+        return
+    hypothesis.event("sampled")
+    assert result.draws.shape == (kwargs["n_draws"], d)
+    assert np.all(np.isfinite(result.draws))
+    assert np.all(result.n_data_read >= 0)
+
+
+@BOUNDED
+@given(user_calls(), st.data())
+def test_acceptance_probability_contract(call, data):
+    fault, (loglik, gradient, hessian), rows, theta, d = call
+    theta_prop = faulty(fault, "theta_prop", theta + data.draw(st.floats(-0.5, 0.5)),
+                        data.draw(st.one_of(hnp.arrays(np.float64, st.sampled_from([d, d + 1]),
+                                                       elements=numbers_or_junk), junk)))
+    kwargs = dict(
+        acceptance=faulty(fault, "acceptance",
+                          data.draw(st.sampled_from(["metropolis", "barker", "minibatch",
+                                                     "austerity"])),
+                          data.draw(st.sampled_from(["firefly", "no-such-test", 3]))),
+        log_psi=faulty(fault, "log_psi", data.draw(st.floats(-5, 5)),
+                       data.draw(st.sampled_from([np.nan, np.inf, "0", None]))),
+        temperature=faulty(fault, "temperature", data.draw(st.sampled_from([1.0, 1e-3])),
+                           data.draw(st.sampled_from([0.0, -1.0, 1e-200, np.inf]))),
+        n_trials=faulty(fault, "counts", data.draw(st.integers(1, 50)),
+                        data.draw(st.sampled_from([0, -1, 1.5, False]))),
+        random_state=data.draw(st.integers(0, 5)))
+    if data.draw(st.booleans()):
+        kwargs.update(gradient=gradient, hessian=hessian)
+    try:
+        probability, reads = acceptance_probability(loglik, rows, theta, theta_prop, **kwargs)
+    except (ValueError, TypeError) as error:
+        check_refusal(error)
+        return
+    hypothesis.event("estimated")
+    assert 0.0 <= probability <= 1.0
+    assert np.isfinite(reads) and reads >= 0
