@@ -25,7 +25,7 @@ Two checks per test, each at significance ``ALPHA``:
 :func:`detectable_variance_error` gives the error the mean-rank check detects with power
 ``POWER``; each case states it, and its replication count is chosen so that it is at most
 the case's target. ``SKBAYES_MH_SBC_SCALE`` multiplies the replication counts and divides
-the targets by its square root: 6.25 runs every case at 2.5 times its power, e.g. a 2%
+the targets by its square root: 6.25 detects errors 2.5 times smaller in every case, a 2%
 variance error for the 20-parameter cases (about 10 minutes; CI runs at 1, about 90 s).
 """
 import os
