@@ -132,6 +132,9 @@ def test_acceptance_probability_refuses_nan_log_psi():
     with pytest.raises(ValueError, match="log_psi must be a real number"):
         acceptance_probability(gaussian_mean_loglik, x, [0.0], [0.1],
                                acceptance="metropolis", log_psi=np.nan)
+    with pytest.raises(TypeError, match="log_psi must be a real number or -inf; got '0'"):
+        acceptance_probability(gaussian_mean_loglik, x, [0.0], [0.1],
+                               acceptance="metropolis", log_psi="0")
     probability, _ = acceptance_probability(gaussian_mean_loglik, x, [0.0], [0.1],
                                              acceptance="metropolis", log_psi=-np.inf,
                                              n_trials=10)

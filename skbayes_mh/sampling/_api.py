@@ -328,7 +328,9 @@ def acceptance_probability(loglik, data, theta, theta_prop, *, acceptance, log_p
                          f"{theta_prop.shape}.")
     check_scalar(n_trials, "n_trials", numbers.Integral, 1)
     check_scalar(temperature, "temperature", numbers.Real, MIN_TEMPERATURE)
-    if not isinstance(log_psi, numbers.Real) or np.isnan(log_psi) or log_psi == np.inf:
+    if not isinstance(log_psi, numbers.Real) or isinstance(log_psi, bool):
+        raise TypeError(f"log_psi must be a real number or -inf; got {log_psi!r}.")
+    if np.isnan(log_psi) or log_psi == np.inf:
         raise ValueError(f"log_psi must be a real number or -inf (a zero prior or proposal "
                          f"ratio); got {log_psi!r}.")
     target = _row_target(loglik, data, theta, None, temperature, gradient, hessian)
