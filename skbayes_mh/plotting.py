@@ -126,46 +126,85 @@ def plot_minibatch_sizes(fits, *, bins=30, ax=None):
     return ax
 
 
-def _running_accuracy(estimator, X, y):
-    """Accuracy of each chain's running posterior-predictive mean on ``(X, y)``,
-    ``(n_chains, n_draws)``."""
+def _running_mean(probabilities):
+    """Running mean over the draw axis (axis 1) of ``(n_chains, n_draws, ...)``."""
+    counts = np.arange(1, probabilities.shape[1] + 1)
+    return np.cumsum(probabilities, axis=1) / counts.reshape(-1, *[1] * (probabilities.ndim - 2))
+
+
+def _curve_of_estimator(estimator, X, y, reference_proba):
+    """(cumulative rows read, accuracy or risk) of a fitted classifier, mean over chains."""
+    cumulative = np.cumsum(estimator.posterior_["n_data_read"], axis=1).mean(axis=0)
+    if y is None:
+        return cumulative, estimator.predictive_mean_risk(X, reference_proba).risk.mean(axis=0)
     X, eta = estimator._eta_draws(X)
-    y = np.asarray(y)
-    if y.ndim != 1 or y.shape[0] != X.shape[0]:
-        raise ValueError(f"y should have shape ({X.shape[0]},) to match X; got {y.shape}.")
-    unknown = np.setdiff1d(y, estimator.classes_)
-    if unknown.size:
-        raise ValueError(f"y holds labels the estimator was not fitted on: {unknown[:5]}.")
-    probabilities = estimator._per_draw(estimator._probabilities(eta))  # (chain, draw, row, class)
-    counts = np.arange(1, probabilities.shape[1] + 1)[None, :, None, None]
-    running = np.cumsum(probabilities, axis=1) / counts
+    y = _checked_labels(y, X.shape[0], estimator.classes_)
+    # (chain, draw, row, class)
+    running = _running_mean(estimator._per_draw(estimator._probabilities(eta)))
     predicted = estimator.classes_[np.argmax(running, axis=-1)]
-    return np.mean(predicted == y, axis=-1)
+    return cumulative, np.mean(predicted == y, axis=-1).mean(axis=0)
 
 
-def plot_data_read(estimators, X, y=None, *, reference_proba=None, ax=None):
+def _curve_of_result(result, X, y, reference_proba, draw_proba):
+    """(cumulative rows read, accuracy or risk) of a :func:`~skbayes_mh.sample` result whose
+    draws give probabilities of class 1 through ``draw_proba``."""
+    X = np.asarray(X, dtype=np.float64)
+    probabilities = np.asarray(draw_proba(result.draws, X), dtype=np.float64)
+    if probabilities.shape != (result.draws.shape[0], X.shape[0]):
+        raise ValueError(f"draw_proba must return (n_draws, n_rows) = "
+                         f"{(result.draws.shape[0], X.shape[0])} probabilities of class 1; got "
+                         f"shape {probabilities.shape}.")
+    running = _running_mean(probabilities[None])[0]  # (draw, row)
+    cumulative = np.cumsum(result.n_data_read)
+    if y is None:
+        reference = np.asarray(reference_proba, dtype=np.float64)
+        reference = reference[:, 1] if reference.ndim == 2 else reference
+        if reference.shape != (X.shape[0],):
+            raise ValueError(f"reference_proba must have {X.shape[0]} rows (one per row of X); "
+                             f"got shape {np.shape(reference_proba)}.")
+        return cumulative, np.mean((running - reference) ** 2, axis=1)
+    y = _checked_labels(y, X.shape[0], np.array([0, 1]))
+    return cumulative, np.mean((running > 0.5) == y, axis=1)
+
+
+def _checked_labels(y, n_rows, classes):
+    y = np.asarray(y)
+    if y.ndim != 1 or y.shape[0] != n_rows:
+        raise ValueError(f"y should have shape ({n_rows},) to match X; got {y.shape}.")
+    unknown = np.setdiff1d(y, classes)
+    if unknown.size:
+        raise ValueError(f"y holds labels outside the classes {classes.tolist()}: "
+                         f"{unknown[:5].tolist()}.")
+    return y
+
+
+def plot_data_read(fits, X, y=None, *, reference_proba=None, draw_proba=None, ax=None):
     """Accuracy, or predictive-mean risk, of the running posterior mean against the data
     read: the cost figure of Korattikara et al. and Seita et al.
 
     After ``t`` draws of a chain, its predictive mean is the average of the first ``t``
     draws' predictive probabilities; the x-axis is the rows the acceptance tests read to
-    get there (warm-up excluded). The curve is the mean over chains.
+    get there (warm-up excluded). For an estimator, the curve is the mean over chains.
 
     Parameters
     ----------
-    estimators : fitted classifier or mapping of str to fitted classifiers
+    fits : fitted classifier, SampleResult or mapping of str to these
         :class:`~skbayes_mh.MinibatchMHLogisticRegression` or
-        :class:`~skbayes_mh.FireflySoftmaxClassifier` (accuracy), or the logistic
-        regression (risk). A mapping draws one labelled curve per entry.
+        :class:`~skbayes_mh.FireflySoftmaxClassifier` (accuracy), the logistic regression
+        (risk), or a :func:`~skbayes_mh.sample` result of a binary model with
+        ``draw_proba``. A mapping draws one labelled curve per entry.
     X : array-like of shape (n_rows, n_features)
         Held-out rows.
     y : array-like of shape (n_rows,), default=None
-        Their labels: the y-axis is the test accuracy.
+        Their labels (0 and 1 for a ``sample`` result): the y-axis is the accuracy.
     reference_proba : array-like of shape (n_rows,) or (n_rows, 2), default=None
-        Reference probabilities of ``classes_[1]`` (e.g. from a long exact run) instead
-        of ``y``: the y-axis is the predictive-mean risk,
-        :meth:`~skbayes_mh.MinibatchMHLogisticRegression.predictive_mean_risk`, on a log
+        Reference probabilities of class 1 (e.g. from a long exact run) instead of ``y``:
+        the y-axis is the predictive-mean risk (as
+        :meth:`~skbayes_mh.MinibatchMHLogisticRegression.predictive_mean_risk`) on a log
         scale. Give exactly one of ``y`` and ``reference_proba``.
+    draw_proba : callable, default=None
+        For ``sample`` results: ``draw_proba(draws, X)`` returns the probability of class 1
+        of every draw ``(n_draws, d)`` and row, ``(n_draws, n_rows)``.
     ax : matplotlib Axes, default=None
 
     Returns
@@ -174,24 +213,29 @@ def plot_data_read(estimators, X, y=None, *, reference_proba=None, ax=None):
     """
     if (y is None) == (reference_proba is None):
         raise ValueError("give exactly one of y (accuracy) and reference_proba (risk).")
-    fits = _labelled(estimators, "plot_data_read")
+    fits = _labelled(fits, "plot_data_read")
     for label, fit in fits.items():
-        if not _is_fitted_estimator(fit):
-            raise TypeError(f"plot_data_read needs fitted classifiers; got "
-                            f"{type(fit).__name__}{'' if label is None else f' ({label})'}.")
-        if reference_proba is not None and not hasattr(fit, "predictive_mean_risk"):
-            raise TypeError(f"{type(fit).__name__} has no predictive_mean_risk: plot its "
-                            f"accuracy (y=...) instead.")
-        if y is not None and not hasattr(fit, "classes_"):
-            raise TypeError(f"{type(fit).__name__} is not a classifier: accuracy needs "
-                            f"classes.")
-    ax = _axes(ax)
-    for label, fit in fits.items():
-        cumulative = np.cumsum(fit.posterior_["n_data_read"], axis=1).mean(axis=0)
-        if y is None:
-            values = fit.predictive_mean_risk(X, reference_proba).risk.mean(axis=0)
+        named = "" if label is None else f" ({label})"
+        if _is_fitted_estimator(fit):
+            if reference_proba is not None and not hasattr(fit, "predictive_mean_risk"):
+                raise TypeError(f"{type(fit).__name__} has no predictive_mean_risk: plot its "
+                                f"accuracy (y=...) instead.")
+            if y is not None and not hasattr(fit, "classes_"):
+                raise TypeError(f"{type(fit).__name__} is not a classifier: accuracy needs "
+                                f"classes.")
+        elif hasattr(fit, "draws") and hasattr(fit, "n_data_read"):
+            if not callable(draw_proba):
+                raise TypeError(f"a sample result{named} needs draw_proba(draws, X), the "
+                                f"probabilities of class 1 of every draw.")
         else:
-            values = _running_accuracy(fit, X, y).mean(axis=0)
+            raise TypeError(f"plot_data_read needs fitted classifiers or sample results; got "
+                            f"{type(fit).__name__}{named}.")
+    curves = {label: (_curve_of_estimator(fit, X, y, reference_proba)
+                      if _is_fitted_estimator(fit)
+                      else _curve_of_result(fit, X, y, reference_proba, draw_proba))
+              for label, fit in fits.items()}
+    ax = _axes(ax)
+    for label, (cumulative, values) in curves.items():
         ax.plot(cumulative, values, label=label)
     ax.set_xscale("log")
     ax.set_xlabel("rows read (cumulative, per chain)")
@@ -199,7 +243,7 @@ def plot_data_read(estimators, X, y=None, *, reference_proba=None, ax=None):
         ax.set_yscale("log")
         ax.set_ylabel("risk of the predictive mean")
     else:
-        ax.set_ylabel("test accuracy of the predictive mean")
+        ax.set_ylabel("accuracy of the predictive mean")
     if len(fits) > 1:
         ax.legend()
     return ax

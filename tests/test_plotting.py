@@ -5,12 +5,14 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy.special import expit
 from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning
 
 from skbayes_mh import FireflySoftmaxClassifier, MinibatchMHLogisticRegression, sample
 from skbayes_mh import plotting
 from _models import gaussian_mean_loglik
+from _user_models import logistic_loglik
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
@@ -108,6 +110,33 @@ def test_risk_against_data_read_is_predictive_mean_risk(minibatch_fit, binary):
     expected = minibatch_fit.predictive_mean_risk(X_test, reference).risk.mean(axis=0)
     np.testing.assert_allclose(risk, expected)
     assert risk[-1] == pytest.approx(0.0, abs=1e-24) and ax.get_yscale() == "log"
+
+
+def test_a_sample_result_plots_through_its_draw_probabilities(binary):
+    X, y, X_test, y_test = binary
+    result = sample(logistic_loglik, np.column_stack([X, y]).astype(np.float64), np.zeros(3),
+                    step_size=0.1, acceptance="minibatch", n_draws=200, random_state=0)
+
+    def draw_proba(draws, rows):
+        return expit(draws @ rows.T)
+
+    ax = plotting.plot_data_read({"minibatch": result}, X_test, y_test, draw_proba=draw_proba)
+    x, accuracy = ax.lines[0].get_data()
+    mean_proba = draw_proba(result.draws, X_test).mean(axis=0)
+    assert accuracy[-1] == pytest.approx(np.mean((mean_proba > 0.5) == y_test))
+    assert x[-1] == result.n_data_read.sum()
+    reference = draw_proba(result.draws[:100], X_test).mean(axis=0)
+    _, ax = plt.subplots()
+    ax = plotting.plot_data_read(result, X_test, reference_proba=reference,
+                                 draw_proba=draw_proba, ax=ax)
+    risk = ax.lines[0].get_ydata()
+    assert risk[99] == pytest.approx(0.0, abs=1e-24)
+    assert risk[0] == pytest.approx(np.mean((draw_proba(result.draws[:1], X_test)[0]
+                                              - reference) ** 2))
+    with pytest.raises(TypeError, match="draw_proba"):
+        plotting.plot_data_read(result, X_test, y_test)
+    with pytest.raises(ValueError, match="n_draws, n_rows"):
+        plotting.plot_data_read(result, X_test, y_test, draw_proba=lambda d, r: d)
 
 
 def test_bright_counts_are_firefly_statistics(firefly_fit):
