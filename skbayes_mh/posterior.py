@@ -9,7 +9,7 @@ class Posterior:
 
     Parameters
     ----------
-    draws : dict of str to ndarray of shape (n_chains, n_draws, *shape)
+    draws : dict of str to ndarray of shape ``(n_chains, n_draws, *shape)``
         The sampled quantities (e.g. ``coef``, ``intercept``).
     sample_stats : dict of str to ndarray of shape (n_chains, n_draws)
         Per-draw statistics, named as ArviZ does where a name exists: ``lp`` (log posterior,

@@ -1,15 +1,15 @@
 """Acceptance tests: small parameter objects, selectable by name.
 
-======================  =====================  ===========================================
-name                    class                  decision
-======================  =====================  ===========================================
-``"metropolis"``        :class:`Metropolis`    exact, full data, ``min(1, exp(Delta))``
-``"barker"``            :class:`Barker`        exact, full data, ``1 / (1 + exp(-Delta))``
-``"minibatch"``         :class:`MinibatchBarker`  Barker test on adaptive random minibatches
-``"austerity"``         :class:`Austerity`     sequential t-test on random minibatches
-``"confidence"``        :class:`ConfidenceSampler`  concentration bound on random minibatches
-``"firefly"``           :class:`Firefly`       exact, bright points only (models with bounds)
-======================  =====================  ===========================================
+================  ============================  ============================================
+name              class                         decision
+================  ============================  ============================================
+``"metropolis"``  :class:`Metropolis`           exact, full data, ``min(1, exp(Delta))``
+``"barker"``      :class:`Barker`               exact, full data, ``1 / (1 + exp(-Delta))``
+``"minibatch"``   :class:`MinibatchBarker`      Barker test on adaptive random minibatches
+``"austerity"``   :class:`Austerity`            sequential t-test on random minibatches
+``"confidence"``  :class:`ConfidenceSampler`    concentration bound on random minibatches
+``"firefly"``     :class:`Firefly`              exact, bright points only (models with bounds)
+================  ============================  ============================================
 """
 from .._validation import resolve_option
 from ._base import AcceptanceTest

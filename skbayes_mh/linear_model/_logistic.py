@@ -86,14 +86,14 @@ class MinibatchMHLogisticRegression(ClassifierMixin, ProbabilityDrawsMixin, Line
     ----------
     classes_ : ndarray of shape (2,)
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Only when ``X`` has string feature names.
-    coef_ : ndarray of shape (1, n_features_in_)
+    coef_ : ndarray of shape (1, n_features)
         Posterior mean of the weights.
     intercept_ : ndarray of shape (1,)
         Posterior mean of the intercept (0 without one).
     posterior_ : Posterior
-        ``coef`` (n_chains, n_draws, n_features_in_), ``intercept`` (n_chains,
+        ``coef`` (n_chains, n_draws, n_features), ``intercept`` (n_chains,
         n_draws), and per-draw ``lp``, ``acceptance_rate``, ``n_data_read``, ``seconds``
         (with Firefly: ``lp`` is the log pseudo-posterior, ``n_data_read`` the likelihood
         queries, and ``n_bright`` the bright points).

@@ -16,8 +16,9 @@ _PRIORS = {"gaussian": GAUSSIAN, "laplace": LAPLACE}
 
 class MinibatchMHPoissonRegression(RegressorMixin, PredictiveQuantilesMixin,
                                    LinearMHEstimator):
-    """Bayesian Poisson regression: ``y ~ Poisson(exp(x . w + b))``, with posterior samples
-    from Metropolis-Hastings chains whose acceptance test may read only minibatches.
+    """Bayesian Poisson regression with a log link, with posterior samples from
+    Metropolis-Hastings chains whose acceptance test may read only minibatches:
+    ``y ~ Poisson(exp(x @ w + b))``.
 
     Priors: ``w_j`` Gaussian (standard deviation ``prior_scale``) or Laplace (scale
     ``prior_scale``), ``b`` the same family with ``intercept_prior_scale``. Firefly is not
@@ -76,14 +77,14 @@ class MinibatchMHPoissonRegression(RegressorMixin, PredictiveQuantilesMixin,
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_features_in_,)
+    coef_ : ndarray of shape (n_features,)
         Posterior mean of the weights.
     intercept_ : float
     posterior_ : Posterior
-        ``coef`` (n_chains, n_draws, n_features_in_), ``intercept`` (n_chains, n_draws)
+        ``coef`` (n_chains, n_draws, n_features), ``intercept`` (n_chains, n_draws)
         and per-draw ``lp``, ``acceptance_rate``, ``n_data_read``, ``seconds``.
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
     acceptance_ : AcceptanceTest
         The test used (``acceptance="auto"`` resolved).
     proposal_ : Proposal

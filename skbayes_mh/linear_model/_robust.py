@@ -89,17 +89,17 @@ class RobustTRegression(RegressorMixin, PredictiveQuantilesMixin, LinearMHEstima
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_features_in_,)
+    coef_ : ndarray of shape (n_features,)
         Posterior mean of the weights.
     intercept_ : float
     scale_ : float
         Posterior mean of the noise scale (``scale`` when fixed).
     posterior_ : Posterior
-        ``coef`` (n_chains, n_draws, n_features_in_), ``intercept`` and ``scale``
+        ``coef`` (n_chains, n_draws, n_features), ``intercept`` and ``scale``
         (n_chains, n_draws), per-draw ``lp``, ``acceptance_rate``, ``n_data_read``,
         ``seconds`` and, with Firefly, ``n_bright``.
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
     acceptance_ : AcceptanceTest
         The test used (``acceptance="auto"`` resolved).
     proposal_ : Proposal

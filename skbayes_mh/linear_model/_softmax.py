@@ -73,12 +73,12 @@ class FireflySoftmaxClassifier(ClassifierMixin, ProbabilityDrawsMixin, LinearMHE
     ----------
     classes_ : ndarray of shape (n_classes,)
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-    coef_ : ndarray of shape (n_classes, n_features_in_)
+    feature_names_in_ : ndarray of shape (n_features,)
+    coef_ : ndarray of shape (n_classes, n_features)
         Posterior mean of the weights.
     intercept_ : ndarray of shape (n_classes,)
     posterior_ : Posterior
-        ``coef`` (n_chains, n_draws, n_classes, n_features_in_), ``intercept`` (n_chains,
+        ``coef`` (n_chains, n_draws, n_classes, n_features), ``intercept`` (n_chains,
         n_draws, n_classes), per-draw ``lp``, ``acceptance_rate``, ``n_data_read``
         (likelihood queries with Firefly), ``seconds`` and, with Firefly, ``n_bright``.
     acceptance_ : AcceptanceTest

@@ -1,14 +1,14 @@
 """Proposals (parameter updates): small parameter objects, selectable by name.
 
-================  ================  ==================================================
-name              class             move
-================  ================  ==================================================
-``"random_walk"``  :class:`RandomWalk`  Gaussian random walk in the proposal shape
-``"mala"``        :class:`MALA`     preconditioned Langevin (needs the gradient)
-``"pcn"``         :class:`PCN`      autoregressive around the Laplace approximation
-``"hmc"``         :class:`HMC`      Hamiltonian Monte Carlo (needs the gradient)
-``"slice"``       :class:`Slice`    slice sampling (exact tests and Firefly only)
-================  ================  ==================================================
+=================  ====================  ==================================================
+name               class                 move
+=================  ====================  ==================================================
+``"random_walk"``  :class:`RandomWalk`   Gaussian random walk in the proposal shape
+``"mala"``         :class:`MALA`         preconditioned Langevin (needs the gradient)
+``"pcn"``          :class:`PCN`          autoregressive around the Laplace approximation
+``"hmc"``          :class:`HMC`          Hamiltonian Monte Carlo (needs the gradient)
+``"slice"``        :class:`Slice`        slice sampling (exact tests and Firefly only)
+=================  ====================  ==================================================
 """
 from .._validation import resolve_option
 from ._base import Proposal
