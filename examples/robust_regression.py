@@ -1,7 +1,11 @@
-"""Robust Bayesian regression with outliers: RobustTRegression against least squares.
+"""
+Robust regression with outliers
+===============================
+
+Robust Bayesian regression with outliers: RobustTRegression against least squares.
 
 On California housing (log median house value on the standardised features) when the
-data folder is given, otherwise on synthetic data with 5% gross outliers:
+data folder is given, otherwise on synthetic data with 5% gross outliers::
 
     python examples/robust_regression.py [path/to/california_housing]
 """
