@@ -99,6 +99,16 @@ def test_regressor_refuses_non_numeric_y_and_boolean_seeds():
             *make_classification(random_state=0))
 
 
+def test_regressor_refuses_y_that_x_fits_exactly():
+    """N > d but y exactly linear in X: the scale's posterior piles up at 0 (improper)."""
+    X, _ = outlier_data(0.0)
+    with pytest.raises(ValueError, match="y is a linear function of X.*improper"):
+        RobustTRegression(**FAST).fit(X, X @ [1.0, -2.0, 0.5] + 3.0)
+    # A fixed scale makes the posterior proper again.
+    reg = RobustTRegression(scale=1.0, **FAST).fit(X, X @ [1.0, -2.0, 0.5] + 3.0)
+    np.testing.assert_allclose(reg.coef_, [1.0, -2.0, 0.5], atol=0.3)
+
+
 @numba.njit(cache=True)
 def reads_two_parameters(theta, data, i):
     return -0.5 * (data[i, 0] - theta[0]) ** 2 - 0.5 * theta[1] ** 2
