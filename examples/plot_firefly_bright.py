@@ -22,32 +22,17 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
-from scipy.special import expit
 from sklearn.decomposition import PCA
 
 from skbayes_mh import MinibatchMHLogisticRegression
-from skbayes_mh.datasets import mnist_pair
+from skbayes_mh.datasets import mnist_pair_or_synthetic
 from skbayes_mh.plotting import plot_bright_counts, plot_rank
 
 N_DRAWS = 500 if os.environ.get("SKBAYES_MH_DOCS_SMALL") else 6000
 
-
-def data_folder():
-    """``$SKBAYES_MH_DATA``, else ``shared/data`` beside the checkout (None if absent)."""
-    here = Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd()
-    folder = Path(os.environ.get("SKBAYES_MH_DATA", here.parent.parent / "shared" / "data"))
-    return folder if (folder / "mnist").is_dir() else None
-
-
-folder = data_folder()
-if folder is not None:
-    X, y = mnist_pair(folder / "mnist", (7, 9), "train")
-    source = "MNIST 7 vs 9"
-else:
-    rng = np.random.default_rng(0)
-    X = rng.random((12_214, 784)) * (rng.random((12_214, 784)) < 0.2)
-    y = (rng.random(12_214) < expit(X @ rng.normal(scale=0.3, size=784))).astype(int)
-    source = "synthetic data of MNIST 7 vs 9's shape"
+HERE = Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd()
+MNIST = Path(os.environ.get("SKBAYES_MH_DATA", HERE.parents[1] / "shared" / "data")) / "mnist"
+X, y, source = mnist_pair_or_synthetic(MNIST, (7, 9), "train")
 X = PCA(n_components=50, random_state=0).fit_transform(X)
 
 clf = MinibatchMHLogisticRegression(acceptance="firefly", n_draws=N_DRAWS, n_chains=4,

@@ -32,37 +32,15 @@ from scipy.special import expit
 
 from skbayes_mh import sample
 from skbayes_mh.acceptance import Austerity, ConfidenceSampler, MinibatchBarker
-from skbayes_mh.datasets import mnist_pair
+from skbayes_mh.datasets import mnist_pair_or_synthetic
 from skbayes_mh.plotting import plot_data_read, plot_minibatch_sizes
 
 N_DRAWS = 300 if os.environ.get("SKBAYES_MH_DOCS_SMALL") else 1000
 
-
-def data_folder():
-    """``$SKBAYES_MH_DATA``, else ``shared/data`` beside the checkout (None if absent)."""
-    here = Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd()
-    folder = Path(os.environ.get("SKBAYES_MH_DATA", here.parent.parent / "shared" / "data"))
-    return folder if (folder / "mnist").is_dir() else None
-
-
-def synthetic_digits(n_train, n_test, n_pixels=784, seed=0):
-    """Sparse images in [0, 1] whose labels follow a logistic model: MNIST's shapes."""
-    rng = np.random.default_rng(seed)
-    weights = rng.normal(scale=0.3, size=n_pixels)
-    images = rng.random((n_train + n_test, n_pixels)) * (rng.random((n_train + n_test,
-                                                                      n_pixels)) < 0.2)
-    labels = (rng.random(n_train + n_test) < expit(images @ weights)).astype(np.float64)
-    return images[:n_train], labels[:n_train], images[n_train:], labels[n_train:]
-
-
-folder = data_folder()
-if folder is not None:
-    X, y = mnist_pair(folder / "mnist", (1, 7), "train")
-    X_test, y_test = mnist_pair(folder / "mnist", (1, 7), "test")
-    source = "MNIST"
-else:
-    X, y, X_test, y_test = synthetic_digits(13_007, 2_163)
-    source = "synthetic data of MNIST's shape"
+HERE = Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd()
+MNIST = Path(os.environ.get("SKBAYES_MH_DATA", HERE.parents[1] / "shared" / "data")) / "mnist"
+X, y, source = mnist_pair_or_synthetic(MNIST, (1, 7), "train")
+X_test, y_test, _ = mnist_pair_or_synthetic(MNIST, (1, 7), "test")
 print(f"{source}: {X.shape[0]:,} training rows x {X.shape[1]} pixels, "
       f"{X_test.shape[0]:,} test rows")
 

@@ -27,37 +27,21 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
-from scipy.special import expit
 from sklearn.decomposition import PCA
 from sklearn.exceptions import ConvergenceWarning
 
 from skbayes_mh import MinibatchMHLogisticRegression
 from skbayes_mh.acceptance import Austerity
-from skbayes_mh.datasets import mnist_pair
+from skbayes_mh.datasets import mnist_pair_or_synthetic
 from skbayes_mh.plotting import plot_data_read
 
 SMALL = bool(os.environ.get("SKBAYES_MH_DOCS_SMALL"))
 N_DRAWS = 300 if SMALL else 1000
 
-
-def data_folder():
-    """``$SKBAYES_MH_DATA``, else ``shared/data`` beside the checkout (None if absent)."""
-    here = Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd()
-    folder = Path(os.environ.get("SKBAYES_MH_DATA", here.parent.parent / "shared" / "data"))
-    return folder if (folder / "mnist").is_dir() else None
-
-
-folder = data_folder()
-if folder is not None:
-    X, y = mnist_pair(folder / "mnist", (7, 9), "train")
-    X_test, y_test = mnist_pair(folder / "mnist", (7, 9), "test")
-    source = "MNIST 7 vs 9"
-else:
-    rng = np.random.default_rng(0)
-    images = rng.random((14_251, 784)) * (rng.random((14_251, 784)) < 0.2)
-    labels = (rng.random(14_251) < expit(images @ rng.normal(scale=0.3, size=784))).astype(int)
-    X, y, X_test, y_test = images[:12_214], labels[:12_214], images[12_214:], labels[12_214:]
-    source = "synthetic data of MNIST 7 vs 9's shape"
+HERE = Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd()
+MNIST = Path(os.environ.get("SKBAYES_MH_DATA", HERE.parents[1] / "shared" / "data")) / "mnist"
+X, y, source = mnist_pair_or_synthetic(MNIST, (7, 9), "train")
+X_test, y_test, _ = mnist_pair_or_synthetic(MNIST, (7, 9), "test")
 pca = PCA(n_components=50, random_state=0).fit(X)
 X, X_test = pca.transform(X), pca.transform(X_test)
 print(f"{source}: {X.shape[0]:,} rows x {X.shape[1]} principal components")

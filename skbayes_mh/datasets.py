@@ -85,6 +85,69 @@ def mnist_pair(directory, digits, subset="train"):
     return images[keep] / 255.0, (labels[keep] == digits[1]).astype(np.int64)
 
 
+#: Images of each digit 0, ..., 9 in MNIST's training and test sets.
+MNIST_DIGIT_COUNTS = {"train": (5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949),
+                      "test": (980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009)}
+
+
+def make_mnist_like_pair(digits, subset="train", random_state=0):
+    """Synthetic data with the shape of :func:`mnist_pair`'s, for when MNIST is absent.
+
+    As many rows as MNIST has images of the two digits, in the same proportion, and 784
+    "pixels" in [0, 1]: a pixel is nonzero (uniform intensity) with a probability around
+    0.2 that differs between the two classes by a pixel's template, shared by the training
+    and test subsets of one ``random_state``. The classes overlap about as much as 7 and 9
+    do, on the pixels and on their principal components alike.
+
+    Parameters
+    ----------
+    digits : pair of int
+    subset : {"train", "test"}
+    random_state : int, default=0
+
+    Returns
+    -------
+    X : ndarray of shape (n, 784), float64
+    y : ndarray of shape (n,), int64: 1 for ``digits[1]``, 0 for ``digits[0]``.
+    """
+    if subset not in MNIST_DIGIT_COUNTS:
+        raise ValueError(f"subset must be 'train' or 'test'; got {subset!r}.")
+    if len(digits) != 2 or not all(0 <= int(d) <= 9 for d in digits):
+        raise ValueError(f"digits must be two digits from 0 to 9; got {digits!r}.")
+    n_first, n_second = (MNIST_DIGIT_COUNTS[subset][int(d)] for d in digits)
+    template = np.random.default_rng(random_state).normal(scale=0.03, size=784)
+    rng = np.random.default_rng([random_state, 1 + (subset == "test")])
+    y = np.zeros(n_first + n_second, dtype=np.int64)
+    y[rng.choice(y.size, n_second, replace=False)] = 1
+    on = np.clip(0.2 + np.where(y[:, None] == 1, template, -template), 0.01, 0.99)
+    X = rng.random((y.size, 784)) * (rng.random((y.size, 784)) < on)
+    return X, y
+
+
+def mnist_pair_or_synthetic(directory, digits, subset="train"):
+    """:func:`mnist_pair` when ``directory`` holds MNIST's files, otherwise
+    :func:`make_mnist_like_pair`: what the gallery's examples run on.
+
+    Parameters
+    ----------
+    directory : str, Path or None
+    digits : pair of int
+    subset : {"train", "test"}
+
+    Returns
+    -------
+    X : ndarray of shape (n, 784)
+    y : ndarray of shape (n,)
+    source : str
+        ``"MNIST"`` or ``"synthetic data of MNIST's shape"``.
+    """
+    stem = _MNIST_FILES["train"][0]
+    if directory is not None and any((Path(directory) / name).exists()
+                                     for name in (stem, stem + ".gz")):
+        return (*mnist_pair(directory, digits, subset), "MNIST")
+    return (*make_mnist_like_pair(digits, subset), "synthetic data of MNIST's shape")
+
+
 def mnist_pca_pair(directory, digits=(7, 9), n_components=50, subset="train"):
     """Two MNIST digits projected on their first principal components, as in the logistic
     regression experiments of Korattikara et al. and Maclaurin and Adams (7 vs 9, 50

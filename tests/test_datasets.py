@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from skbayes_mh.datasets import (california_log_value, load_california_housing, load_mnist,
-                                 mnist_pair, read_idx)
+                                 make_mnist_like_pair, mnist_pair, mnist_pair_or_synthetic,
+                                 read_idx)
 
 
 def write_idx(path, array, code=0x08):
@@ -63,3 +64,28 @@ def test_california_loader_rejects_a_wrong_file(tmp_path):
     (tmp_path / "cal_housing.data").write_text("1,2,3\n4,5,6\n")
     with pytest.raises(ValueError, match="columns"):
         load_california_housing(tmp_path)
+
+
+@pytest.mark.parametrize("digits, n_train, n_test", [((1, 7), 13_007, 2_163),
+                                                      ((7, 9), 12_214, 2_037)])
+def test_synthetic_stand_in_has_mnist_shapes(tmp_path, digits, n_train, n_test):
+    X, y, source = mnist_pair_or_synthetic(tmp_path / "absent", digits, "train")
+    X_test, y_test, _ = mnist_pair_or_synthetic(None, digits, "test")
+    assert source == "synthetic data of MNIST's shape"
+    assert X.shape == (n_train, 784) and X_test.shape == (n_test, 784)
+    assert X.min() >= 0.0 and X.max() <= 1.0 and 0.15 < np.mean(X > 0) < 0.25
+    # Both labels are common, and the shared weights make the test labels predictable.
+    assert 0.2 < y.mean() < 0.8 and set(np.unique(y_test)) == {0, 1}
+    weights, *_ = np.linalg.lstsq(X - X.mean(), y - y.mean(), rcond=None)
+    assert np.corrcoef((X_test - X.mean()) @ weights, y_test)[0, 1] > 0.3
+    np.testing.assert_array_equal(make_mnist_like_pair(digits, "test")[0], X_test)
+    with pytest.raises(ValueError, match="digits"):
+        make_mnist_like_pair((1, 12))
+
+
+def test_real_mnist_is_used_when_present(shared_data):
+    X, y, source = mnist_pair_or_synthetic(shared_data / "mnist", (1, 7), "test")
+    expected_X, expected_y = mnist_pair(shared_data / "mnist", (1, 7), "test")
+    assert source == "MNIST"
+    np.testing.assert_array_equal(X, expected_X)
+    np.testing.assert_array_equal(y, expected_y)
