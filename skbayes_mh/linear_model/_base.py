@@ -33,8 +33,14 @@ PREDICT_BLOCK = 1024
 #: minibatch test with control variates above (docs/choosing.md has the measurements).
 AUTO_EXACT_MAX_ROWS = 5000
 #: ``thin="auto"``: at most this many iterations per kept draw for the tests that read a
-#: minibatch per iteration (and Firefly); the full-data tests keep every iteration.
+#: minibatch per iteration (and Firefly).
 AUTO_MAX_THIN = 10
+#: ``thin="auto"`` with a full-data test: each iteration reads every row, so thinning
+#: multiplies the fit's cost. It thins (up to ``AUTO_MAX_THIN``) only while a kept draw
+#: reads at most this many row-parameter products (rows x parameters x iterations): small
+#: data, whose whole fit then takes seconds (scikit-learn's breast cancer data, 426 x 31,
+#: thin at most 10), not 5,000 rows x 30 parameters (thin 1).
+AUTO_FULL_DATA_WORK = 200_000
 #: float32 ``X`` of at least this many bytes is read in place by float32 kernels; smaller
 #: float32 data are converted to float64 (a copy that costs nothing at that size, and no
 #: second set of kernels to compile).
@@ -110,12 +116,14 @@ class LinearMHEstimator(BaseEstimator):
             return resolve_proposal("hmc")
         return resolve_proposal("random_walk")
 
-    def _thin(self, acceptance):
+    def _thin(self, acceptance, n_rows, n_params):
         """``thin`` as :func:`~skbayes_mh.sampling.run_chain` takes it."""
         if not isinstance(self.thin, str):
             return int(self.thin)
-        cheap = acceptance.subsampling or acceptance.name == "firefly"
-        return AutoThin(AUTO_MAX_THIN if cheap else 1)
+        if acceptance.subsampling or acceptance.name == "firefly":
+            return AutoThin(AUTO_MAX_THIN)
+        affordable = AUTO_FULL_DATA_WORK // max(1, n_rows * n_params)
+        return AutoThin(int(np.clip(affordable, 1, AUTO_MAX_THIN)))
 
     def _prior(self, kind, data, summary, n_outputs, prior_scale, intercept_scale,
                locations=None, extra_scales=(), outcome_scale=1.0):
@@ -311,7 +319,7 @@ class LinearMHEstimator(BaseEstimator):
         # directions (the over-parameterised softmax's class contrasts), where no chain
         # driven by the control variates' proxy accepts a move.
         start_shape = Shape.from_covariance(covariance, covariance.ndim == 2)
-        thin = self._thin(acceptance)
+        thin = self._thin(acceptance, data.n_rows, d)
         # With thin="auto" the bars count one iteration per draw (thin is chosen later).
         progress = Progress(self.n_chains, self.n_warmup + self.n_draws
                             * (thin if isinstance(thin, int) else 1), self.verbose, name)

@@ -63,9 +63,10 @@ class MinibatchMHLogisticRegression(ClassifierMixin, ProbabilityDrawsMixin, Line
     n_warmup : int, default=1000
         Iterations per chain before the first kept draw (adaptation happens here).
     thin : "auto" or int, default="auto"
-        Iterations per kept draw. ``"auto"``: 1 for the full-data tests; for the
-        subsampling tests and Firefly, whose iterations are cheap, each chain's
-        autocorrelation time measured at the end of warm-up, at most 10 (kept in ``thin_``).
+        Iterations per kept draw. ``"auto"``: each chain's autocorrelation time measured
+        at the end of warm-up, at most 10 (kept in ``thin_``), where iterations are cheap:
+        the subsampling tests and Firefly, and the full-data tests on small data (at most
+        200,000 rows x parameters x thin per draw); otherwise 1.
     n_chains : int, default=4
     n_jobs : int or None, default=None
         Chains run in parallel threads (joblib); results do not depend on it.
