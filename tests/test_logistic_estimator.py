@@ -1,6 +1,7 @@
 """MinibatchMHLogisticRegression: scikit-learn citizenship, the posterior it samples,
 parallel chains, and bad input."""
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -225,3 +226,28 @@ def test_posterior_matches_numerical_integration(acceptance):
         assert abs(chains.mean() - exact_mean[k]) < 4 * standard_error + 0.01 * exact_sd[k]
         effective = chains.var() / standard_error**2
         assert abs(chains.std() / exact_sd[k] - 1) < 4 / np.sqrt(2 * effective) + 0.01
+
+
+def test_default_fit_on_breast_cancer_thins_and_converges():
+    """The exact test on small data thins by the autocorrelation time (at most 10 and at
+    most 200,000 row-parameter products per draw), so that the default fit of scikit-learn's
+    breast cancer data converges; on data too large for that it keeps every iteration."""
+    from sklearn.datasets import load_breast_cancer
+
+    from skbayes_mh.linear_model._base import AUTO_FULL_DATA_WORK, AUTO_MAX_THIN
+
+    X, y = load_breast_cancer(return_X_y=True)
+    clf = MinibatchMHLogisticRegression(random_state=1).fit(X, y)  # R-hat 1.012 when unthinned
+    assert clf.acceptance_.name == "metropolis"
+    allowed = min(AUTO_MAX_THIN, AUTO_FULL_DATA_WORK // (X.shape[0] * (X.shape[1] + 1)))
+    assert np.all((clf.thin_ > 1) & (clf.thin_ <= allowed))
+    assert max(float(np.max(v)) for v in clf.diagnostics_.r_hat.values()) <= 1.01
+    assert min(float(np.min(v)) for v in clf.diagnostics_.ess_bulk.values()) >= 400
+    wide = np.repeat(X, 8, axis=1)  # 569 x 240: a kept draw would read too much to thin
+    wide += np.random.default_rng(0).normal(scale=1e-3 * X.std(axis=0).max(), size=wide.shape)
+    clf = MinibatchMHLogisticRegression(n_draws=20, n_warmup=400, n_chains=1,
+                                        random_state=0)
+    with warnings.catch_warnings():  # 20 draws of one chain, for the rule only
+        warnings.simplefilter("ignore")
+        clf.fit(wide, y)
+    assert clf.thin_.tolist() == [1]
