@@ -12,6 +12,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from .linear_model._predictive import checked_reference_proba
+
 __all__ = ["plot_bright_counts", "plot_data_read", "plot_minibatch_sizes", "plot_rank",
            "plot_trace"]
 
@@ -157,11 +159,7 @@ def _curve_of_result(result, X, y, reference_proba, draw_proba):
     running = _running_mean(probabilities[None])[0]  # (draw, row)
     cumulative = np.cumsum(result.n_data_read)
     if y is None:
-        reference = np.asarray(reference_proba, dtype=np.float64)
-        reference = reference[:, 1] if reference.ndim == 2 else reference
-        if reference.shape != (X.shape[0],):
-            raise ValueError(f"reference_proba must have {X.shape[0]} rows (one per row of X); "
-                             f"got shape {np.shape(reference_proba)}.")
+        reference = checked_reference_proba(reference_proba, X.shape[0])
         return cumulative, np.mean((running - reference) ** 2, axis=1)
     y = _checked_labels(y, X.shape[0], np.array([0, 1]))
     return cumulative, np.mean((running > 0.5) == y, axis=1)

@@ -137,6 +137,10 @@ def test_a_sample_result_plots_through_its_draw_probabilities(binary):
         plotting.plot_data_read(result, X_test, y_test)
     with pytest.raises(ValueError, match="n_draws, n_rows"):
         plotting.plot_data_read(result, X_test, y_test, draw_proba=lambda d, r: d)
+    reference[2] = np.nan
+    with pytest.raises(ValueError, match="row 2 is nan"):
+        plotting.plot_data_read(result, X_test, reference_proba=reference,
+                                draw_proba=draw_proba)
 
 
 def test_bright_counts_are_firefly_statistics(firefly_fit):

@@ -11,7 +11,7 @@ from ..models import LogisticModel
 from ..models._prior import GAUSSIAN
 from ..posterior import Posterior
 from ._base import LinearMHEstimator, ProbabilityDrawsMixin
-from ._predictive import logistic_log_likelihood
+from ._predictive import checked_reference_proba, logistic_log_likelihood
 
 
 class MinibatchMHLogisticRegression(ClassifierMixin, ProbabilityDrawsMixin, LinearMHEstimator):
@@ -273,16 +273,7 @@ class MinibatchMHLogisticRegression(ClassifierMixin, ProbabilityDrawsMixin, Line
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        reference = np.asarray(reference_proba, dtype=np.float64)
-        if reference.ndim == 2:
-            reference = reference[:, 1]
-        if reference.shape != (X.shape[0],):
-            raise ValueError(f"reference_proba must have {X.shape[0]} rows (one per row of X); "
-                             f"got shape {np.shape(reference_proba)}.")
-        if not np.all((reference >= 0) & (reference <= 1)):
-            row = int(np.flatnonzero(~((reference >= 0) & (reference <= 1)))[0])
-            raise ValueError(f"reference_proba must be probabilities in [0, 1]; row {row} is "
-                             f"{float(reference[row])}.")
+        reference = checked_reference_proba(reference_proba, X.shape[0])
         coef, intercept = self.posterior_["coef"], self.posterior_["intercept"]
         counts = np.arange(1, self.posterior_.n_draws + 1)
         risk = np.empty((self.posterior_.n_chains, self.posterior_.n_draws))
