@@ -1,13 +1,13 @@
 """Data across machines: fits from a ``dask.array`` (full-data passes as Dask tasks on a
 ``distributed.LocalCluster``'s workers), consensus Monte Carlo over shards, the prior
-raised to ``1 / S``, and chains on Ray through its joblib backend.
+raised to ``1 / S``. Chains on every joblib backend (Ray included) are in
+``test_backends.py``.
 
 Statistical checks compare with exact Gaussian posteriors where one exists (Student-t
 regression with nu = 10^6 and a fixed scale has a Gaussian likelihood to ~1e-6, so each
 shard's sub-posterior and the product are Gaussian and consensus Monte Carlo is exact),
 with tolerances from the draws' effective sample sizes.
 """
-import os
 
 import numpy as np
 import pytest
@@ -208,24 +208,3 @@ def test_sharded_consensus_on_a_local_cluster_matches_the_exact_posterior(client
     assert len(shard_tasks) == 3
     assert_matches(fit.estimator_._theta_draws().reshape(-1, 3), min_ess(fit.estimator_),
                    mean, covariance, fit_mean_error(fit))
-
-
-def test_chains_on_a_local_ray_instance_give_the_same_draws():
-    ray = pytest.importorskip("ray")
-    import joblib
-    from ray.util.joblib import register_ray
-
-    from skbayes_mh.sampling import run_in_parallel
-
-    X, y = gaussian_regression(2000)
-    threads = gaussian_estimator(n_chains=2, random_state=0).fit(X, y)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        register_ray()
-        with joblib.parallel_config(backend="ray"):
-            processes = run_in_parallel(os.getpid, [()] * 4, n_jobs=2)
-            remote = gaussian_estimator(n_chains=2, random_state=0).fit(X, y)
-    finally:
-        ray.shutdown()
-    assert os.getpid() not in processes  # the work ran in Ray's worker processes
-    np.testing.assert_array_equal(threads.posterior_["coef"], remote.posterior_["coef"])

@@ -257,3 +257,53 @@ def test_recorded_log_posterior_of_exact_tests():
     minibatch = sample(gaussian_mean_loglik, x, [0.0], step_size=0.05, n_draws=5,
                        random_state=0)
     assert np.all(np.isnan(minibatch.log_posterior))
+
+
+def _logistic_spec(params):
+    from skbayes_mh.models.logistic import logistic_link
+
+    X = np.random.default_rng(0).standard_normal((20, 3))
+    y = (X[:, 0] > 0).astype(np.float64)
+    return (X, y, np.ones(0), params, logistic_link, 1, 0, 1)
+
+
+def _derivative_outputs(n_rows=20):
+    return np.empty(n_rows), np.empty((n_rows, 1)), np.empty((n_rows, 1, 1))
+
+
+def test_kernels_take_read_only_inputs():
+    """Every array a kernel only reads may be read-only (a Ray or loky worker's view)."""
+    from skbayes_mh._kernels.passes import linear_derivatives
+
+    theta = np.array([0.3, -0.2, 0.1, 0.05])
+    outputs = [_derivative_outputs() for _ in range(2)]
+    spec = _logistic_spec(np.zeros(0))
+    assert linear_derivatives(spec, theta, 0, 20, 2, *outputs[0]) == STATUS_OK
+    frozen = [np.array(a) for a in spec[:4]] + [theta.copy()]
+    for array in frozen:
+        array.setflags(write=False)
+    spec = (*frozen[:4], *spec[4:])
+    assert linear_derivatives(spec, frozen[4], 0, 20, 2, *outputs[1]) == STATUS_OK
+    for a, b in zip(*outputs):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_wrong_kernel_argument_is_named_not_a_numba_dispatch_error():
+    from skbayes_mh._kernels.passes import linear_derivatives
+
+    theta = np.zeros(4)
+    values, slopes, curvatures = _derivative_outputs()
+    spec = _logistic_spec(np.zeros(0))
+    slopes.setflags(write=False)
+    with pytest.raises(TypeError, match=r"linear_derivatives: slopes must be a writable "
+                                        r"C-contiguous 2-D float64 array \(the kernel writes "
+                                        r"into it\); got a read-only"):
+        linear_derivatives(spec, theta, 0, 20, 2, values, slopes, curvatures)
+    slopes = np.empty((20, 1))
+    with pytest.raises(TypeError, match=r"spec\.params must be a C-contiguous 1-D float64 "
+                                        r"array; got a writable C-contiguous 1-D int64"):
+        linear_derivatives(_logistic_spec(np.zeros(0, dtype=np.int64)), theta, 0, 20, 2, values,
+                           slopes, curvatures)
+    with pytest.raises(TypeError, match=r"theta must be a C-contiguous 1-D float64 array; "
+                                        r"got a writable non-contiguous"):
+        linear_derivatives(spec, np.zeros(8)[::2], 0, 20, 2, values, slopes, curvatures)

@@ -92,6 +92,16 @@ def lower_solve(lower, vector, out):
         out[a] = total / lower[a, a]
 
 
+def _view_without_handle(context, builder, signature, args):
+    """Code of a view of ``args[0]`` (same data, shape, strides) typed ``signature``'s return
+    type, without a memory-manager handle."""
+    source = make_array(signature.args[0])(context, builder, value=args[0])
+    view = make_array(signature.return_type)(context, builder)
+    populate_array(view, data=source.data, shape=source.shape, strides=source.strides,
+                   itemsize=source.itemsize, meminfo=None)
+    return view._getvalue()
+
+
 @intrinsic
 def borrow(typingctx, array):
     """A view of ``array`` (same data, shape and strides) without numba's memory-manager
@@ -103,13 +113,16 @@ def borrow(typingctx, array):
     non-inlined call given an array taken from a tuple, paid an atomic increment and
     decrement per array (~25 ns, more than a row's arithmetic).
     """
-    def codegen(context, builder, signature, args):
-        source = make_array(signature.args[0])(context, builder, value=args[0])
-        view = make_array(signature.return_type)(context, builder)
-        populate_array(view, data=source.data, shape=source.shape, strides=source.strides,
-                       itemsize=source.itemsize, meminfo=None)
-        return view._getvalue()
-    return array(array), codegen
+    return array(array), _view_without_handle
+
+
+@intrinsic
+def borrow_for_user(typingctx, array):
+    """:func:`borrow`, typed writable: for a read-only array (the control variates' centre)
+    that the kernels hand to a user's function, whose first-class type takes a writable
+    ``theta`` (numba matches a function pointer's argument types exactly). The user's
+    functions only read ``theta``; nothing writes through this view."""
+    return array.copy(readonly=False)(array), _view_without_handle
 
 
 @jit

@@ -102,8 +102,85 @@ class EntryKernel:
         dispatcher = self.dispatchers[index]
         if dispatcher is None:
             dispatcher = self.prepare(index)
-        return dispatcher(*args)
+        try:
+            return dispatcher(*args)
+        except TypeError as error:
+            if "No matching definition" not in str(error):
+                raise
+            # numba's message lists every argument's type; say which one is wrong instead.
+            raise TypeError(self.mismatch(index, args)) from None
 
+    def mismatch(self, index, args):
+        """A sentence naming the first argument of a call that signature ``index`` does not
+        take, with what it got and what it takes (None when every argument fits)."""
+        import inspect
+
+        names = list(inspect.signature(self.function).parameters)
+        expected = self.signatures[index].args
+        if len(args) != len(expected):
+            return (f"{self.__name__} takes {len(expected)} arguments ({', '.join(names)}); "
+                    f"got {len(args)}.")
+        for name, value, kind in zip(names, args, expected):
+            problem = _first_mismatch(name, value, kind)
+            if problem is not None:
+                return f"{self.__name__}: {problem}"
+        return None
+
+
+def _fits(value, kind):
+    """Whether numba passes ``value`` as an argument of type ``kind``."""
+    from numba.core.registry import cpu_target
+
+    try:
+        actual = numba.typeof(value)
+    except ValueError:
+        return False
+    return actual == kind or cpu_target.typing_context.can_convert(actual, kind) is not None
+
+
+def describe_type(kind):
+    """An argument type in words (``writable C-contiguous 2-D float64 array``); a read-only
+    array type takes writable arrays too, so it is not called read-only."""
+    if isinstance(kind, types.Array):
+        return (f"{'writable ' if kind.mutable else ''}"
+                f"{'C-contiguous ' if kind.layout == 'C' else ''}{kind.ndim}-D {kind.dtype} array")
+    return str(kind)
+
+
+def _describe_value(value):
+    if isinstance(value, np.ndarray):
+        return (f"{'writable' if value.flags.writeable else 'read-only'} "
+                f"{'C-contiguous' if value.flags.c_contiguous else 'non-contiguous'} "
+                f"{value.ndim}-D {value.dtype} array")
+    return f"{type(value).__name__} {value!r}"[:80]
+
+
+def _first_mismatch(name, value, kind):
+    """What is wrong with ``value`` as the argument ``name`` of type ``kind`` (None when it
+    fits); a tuple is searched for the element that does not fit, named by its field."""
+    if _fits(value, kind):
+        return None
+    if isinstance(kind, types.BaseTuple) and isinstance(value, tuple):
+        fields = getattr(TUPLE_FIELDS.get(kind), "_fields", None)
+        if len(value) != len(kind.types):
+            return f"{name} should have {len(kind.types)} entries; it has {len(value)}."
+        for k, (item, item_kind) in enumerate(zip(value, kind.types)):
+            if isinstance(item_kind, types.FunctionType):
+                continue  # a jitted function: numba converts it, or its own error says why
+            label = f"{name}.{fields[k]}" if fields else f"{name}[{k}]"
+            problem = _first_mismatch(label, item, item_kind)
+            if problem is not None:
+                return problem
+        return None
+    written = isinstance(kind, types.Array) and kind.mutable
+    return (f"{name} must be a {describe_type(kind)}"
+            f"{' (the kernel writes into it)' if written else ''}; got a "
+            f"{_describe_value(value)}.")
+
+
+#: The named tuple behind each tuple type of the entry signatures, for naming their fields
+#: in errors (filled in by ``specs.py``).
+TUPLE_FIELDS = {}
 
 _notice_shown = False
 

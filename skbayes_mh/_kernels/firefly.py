@@ -32,14 +32,14 @@ from numba import types
 
 from ._common import borrow, borrow_workspace, keep_alive, log_expm1
 from ._jit import (BOOL, BYTES, F8, FLAGS, I8, INDEX, MATRIX, RNG, STATUS_BAD_LOGLIK,
-                   STATUS_OK, VECTOR, by_data_dtype, entry_kernel, jit)
+                   STATUS_OK, VECTOR, by_data_dtype, entry_kernel, jit, readonly)
 from .linear import add_gradient, block_width, linear_u
 from .mh import log_prior_total
 from .pool import DENSE_POOL_MAX_ROWS, draw_rows, make_pool
 from .proposals import MALA, SLICE, propose, proposal_log_ratio
 from .rows import make_workspace, row_weight
 from .slice import register_target, slice_update
-from .specs import FIREFLY_BOUND, LINEAR_SPECS, PRIOR, PROPOSAL
+from .specs import FIREFLY_BOUND, IN_VECTOR, LINEAR_SPECS, PRIOR, PROPOSAL
 from .views import bound_view, linear_view, prior_view, proposal_view, rebind
 
 IMPLICIT = 0
@@ -506,7 +506,7 @@ def firefly_initialise(spec, bound, theta, inv_temperature, bright_rows, bright_
                            inv_temperature, bright_rows, bright_bits, state, point_diff, rng)
 
 
-@entry_kernel(*[I8(spec, FIREFLY_BOUND, VECTOR, F8, MATRIX) for spec in LINEAR_SPECS],
+@entry_kernel(*[I8(spec, FIREFLY_BOUND, IN_VECTOR, F8, MATRIX) for spec in LINEAR_SPECS],
               select=by_data_dtype)
 def firefly_terms(spec, bound, theta, inv_temperature, out):
     """Every row's ``(l_i, b_i)`` at ``theta`` into ``out`` (N, 2), tempered and weighted:
@@ -525,8 +525,9 @@ def firefly_terms(spec, bound, theta, inv_temperature, out):
     return STATUS_OK
 
 
-@entry_kernel(*[types.Tuple((F8, I8))(spec, PRIOR, FIREFLY_BOUND, VECTOR, INDEX, I8, F8, BOOL,
-                                      VECTOR) for spec in LINEAR_SPECS], select=by_data_dtype)
+@entry_kernel(*[types.Tuple((F8, I8))(spec, PRIOR, FIREFLY_BOUND, IN_VECTOR, readonly(I8, 1), I8,
+                                      F8, BOOL, VECTOR) for spec in LINEAR_SPECS],
+              select=by_data_dtype)
 def firefly_pseudo_posterior(spec, prior, bound, theta, bright_rows, n_bright, inv_temperature,
                              want_grad, gradient):
     """:func:`pseudo_posterior` for the bright set ``bright_rows[:n_bright]``: its value and, with

@@ -16,13 +16,13 @@ from ._jit import (F8, I8, MATRIX, STATUS_BAD_GRADIENT, STATUS_BAD_LOGLIK, STATU
 from ._common import borrow, borrow_workspace, keep_alive
 from .linear import linear_u
 from .rows import make_workspace, row_weight
-from .specs import LINEAR_SPECS, ROW_SPEC
+from .specs import IN_VECTOR, LINEAR_SPECS, ROW_SPEC
 from .views import linear_view, row_view
 
 _D3 = types.Array(F8, 3, "C")
 
 
-@entry_kernel(*[I8(spec, VECTOR, I8, I8, I8, VECTOR, MATRIX, _D3) for spec in LINEAR_SPECS],
+@entry_kernel(*[I8(spec, IN_VECTOR, I8, I8, I8, VECTOR, MATRIX, _D3) for spec in LINEAR_SPECS],
               select=by_data_dtype)
 def linear_derivatives(spec, theta, start, stop, order, values, slopes, curvatures):
     """For rows ``start..stop-1``: ``values[r]`` = ``w_i l_i``, and for ``order`` >= 1

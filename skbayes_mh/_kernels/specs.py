@@ -20,7 +20,7 @@ from collections import namedtuple
 
 from numba import types
 
-from ._jit import BOOL, F4, F8, I8, MATRIX, VECTOR, readonly
+from ._jit import BOOL, F4, F8, I8, MATRIX, TUPLE_FIELDS, VECTOR, readonly
 
 LinearSpec = namedtuple("LinearSpec", "X y weights params link n_outputs n_extra intercept")
 RowSpec = namedtuple("RowSpec", "data weights loglik gradient hessian log_prior")
@@ -61,11 +61,17 @@ ControlVariates = namedtuple("ControlVariates", "use center grad hess whitening 
 FireflyBound = namedtuple("FireflyBound", "coefficients tangent bound_params quad lin const "
                                           "scale_count fixed_log_scale tangent_u")
 
+#: Arrays a kernel only reads are typed read-only: a read-only array (a Ray or Dask worker's
+#: zero-copy view, a read-only memmap, ``setflags(write=False)``) matches them, and so does a
+#: writable one. Only the arrays a kernel writes (a chain's state, outputs) are writable.
+IN_VECTOR = readonly(F8, 1)
+IN_MATRIX = readonly(F8, 2)
+
 #: ``link(u, y_i, params, order, d1, d2) -> log-likelihood``.
-LINK = types.FunctionType(F8(VECTOR, F8, VECTOR, I8, VECTOR, MATRIX))
+LINK = types.FunctionType(F8(VECTOR, F8, IN_VECTOR, I8, VECTOR, MATRIX))
 #: ``coefficients(u_t, y_i, params, bound_params, l, A) -> (c, c0, s)`` (see FireflyBound).
-BOUND_COEFFICIENTS = types.FunctionType(types.UniTuple(F8, 3)(VECTOR, F8, VECTOR, VECTOR, VECTOR,
-                                                              MATRIX))
+BOUND_COEFFICIENTS = types.FunctionType(types.UniTuple(F8, 3)(VECTOR, F8, IN_VECTOR, IN_VECTOR,
+                                                              VECTOR, MATRIX))
 
 DATA = readonly(F8, 2)
 #: The user's ``loglik(theta, data, i)``, ``gradient(theta, data, i, out)``,
@@ -80,15 +86,19 @@ WEIGHTS = readonly(F8, 1)
 
 def linear_spec_type(dtype):
     """The numba type of a :data:`LinearSpec` tuple whose ``X`` and ``y`` have ``dtype``."""
-    return types.Tuple((readonly(dtype, 2), readonly(dtype, 1), WEIGHTS, VECTOR, LINK, I8,
+    return types.Tuple((readonly(dtype, 2), readonly(dtype, 1), WEIGHTS, IN_VECTOR, LINK, I8,
                         I8, I8))
 
 
 LINEAR_SPECS = (linear_spec_type(F8), linear_spec_type(F4))
 ROW_SPEC = types.Tuple((DATA, WEIGHTS, LOGLIK, GRADIENT, HESSIAN, LOG_PRIOR))
-PRIOR = types.Tuple((I8, VECTOR, VECTOR, VECTOR, I8, I8, I8, F8))
-PROPOSAL = types.Tuple((I8, F8, MATRIX, VECTOR, VECTOR, F8))
-TEST = types.Tuple((I8, VECTOR, VECTOR, VECTOR))
-CONTROL_VARIATES = types.Tuple((BOOL, VECTOR, VECTOR, MATRIX, MATRIX, F8, F8, F8, F8))
-FIREFLY_BOUND = types.Tuple((BOUND_COEFFICIENTS, VECTOR, VECTOR, MATRIX, VECTOR, F8, F8, F8,
-                             MATRIX))
+PRIOR = types.Tuple((I8, IN_VECTOR, IN_VECTOR, IN_VECTOR, I8, I8, I8, F8))
+PROPOSAL = types.Tuple((I8, F8, IN_MATRIX, IN_VECTOR, IN_VECTOR, F8))
+TEST = types.Tuple((I8, IN_VECTOR, IN_VECTOR, IN_VECTOR))
+CONTROL_VARIATES = types.Tuple((BOOL, IN_VECTOR, IN_VECTOR, IN_MATRIX, IN_MATRIX, F8, F8, F8, F8))
+FIREFLY_BOUND = types.Tuple((BOUND_COEFFICIENTS, IN_VECTOR, IN_VECTOR, IN_MATRIX, IN_VECTOR, F8,
+                             F8, F8, IN_MATRIX))
+
+TUPLE_FIELDS.update({LINEAR_SPECS[0]: LinearSpec, LINEAR_SPECS[1]: LinearSpec, ROW_SPEC: RowSpec,
+                     PRIOR: Prior, PROPOSAL: Proposal, TEST: Test,
+                     CONTROL_VARIATES: ControlVariates, FIREFLY_BOUND: FireflyBound})

@@ -4,7 +4,7 @@ reference counting."""
 from numba import types
 from numba.extending import overload
 
-from ._common import borrow
+from ._common import borrow, borrow_for_user
 from ._jit import jit
 from .specs import (ControlVariates, FireflyBound, LinearSpec, Prior, Proposal, RowSpec,
                     Test)
@@ -45,8 +45,8 @@ def test_view(test):
 @jit(inline="always")
 def cv_view(cv):
     use, center, grad, hess, whitening, radius, m3_scale, m3_rate, eta_center_max = cv
-    return ControlVariates(use, borrow(center), borrow(grad), borrow(hess), borrow(whitening),
-                           radius, m3_scale, m3_rate, eta_center_max)
+    return ControlVariates(use, borrow_for_user(center), borrow(grad), borrow(hess),
+                           borrow(whitening), radius, m3_scale, m3_rate, eta_center_max)
 
 
 @jit(inline="always")

@@ -70,8 +70,27 @@ def test_tuple(acceptance, target, cv_bounds_range):
             np.ascontiguousarray(cdf, dtype=np.float64))
 
 
+def _writable(value):
+    """``value`` with every read-only array in it (a tuple's too) replaced by a writable copy."""
+    if isinstance(value, np.ndarray) and not value.flags.writeable:
+        return value.copy()
+    if isinstance(value, tuple):
+        return tuple(_writable(item) for item in value)
+    return value
+
+
+class ChainState:
+    """A chain's state: arrays the kernels update in place. A state that arrives from another
+    process (a chain run on a Ray or Dask worker, for a ``warm_start`` fit to continue) may
+    hold read-only zero-copy views; it takes writable copies of them, since the chain owns
+    its state."""
+
+    def __setstate__(self, state):
+        self.__dict__.update({name: _writable(value) for name, value in state.items()})
+
+
 @dataclass
-class MHState:
+class MHState(ChainState):
     """A Metropolis-Hastings chain's state: ``theta``, the full-data log-likelihood there
     (``cache[0]``, NaN when unknown) and the log target's gradient (MALA)."""
 
@@ -172,7 +191,7 @@ class MetropolisHastings:
 
 
 @dataclass
-class FireflyState:
+class FireflyState(ChainState):
     """A Firefly chain's state: ``theta``, the bright set (``bright_rows[:n_bright[0]]``
     and a bit per row, ``bright_bits``), the bright points' ``l - b`` and its gradient in
     ``u`` (by position in the list), the log pseudo-posterior's gradient and value

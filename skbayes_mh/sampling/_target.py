@@ -107,7 +107,7 @@ class Target:
         the Hessian full)."""
         if self.kind == "linear":
             return self.model.loglik_derivatives(self.data, theta, order, full=True)
-        theta = np.ascontiguousarray(theta, dtype=np.float64)
+        theta = np.array(theta, dtype=np.float64)  # a writable copy: the user's loglik takes one
         d = theta.size
 
         def stripe(begin, end):

@@ -1,0 +1,178 @@
+"""Chains on every joblib backend, at data sizes above each backend's inline or scatter
+threshold: the draws must be identical to the threaded fit's, for every estimator and for
+``sample()``.
+
+The sizes matter. Ray hands a task's arrays to its workers as read-only zero-copy views once
+the task's arguments pass its inline limit (100 KiB), and loky memory-maps arrays above 1 MB
+read-only; below those sizes both copy, which hid the read-only defect that this module
+pins. ``DATA_BYTES`` is above every threshold.
+"""
+import os
+
+import joblib
+import numba
+import numpy as np
+import pytest
+from sklearn.utils.parallel import Parallel, delayed
+
+import skbayes_mh
+from skbayes_mh import (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
+                        MinibatchMHPoissonRegression, RobustTRegression)
+
+#: Rows x features of the estimators' data: 1.3 MB of float64 (the size at which Ray failed),
+#: above Ray's 100 KiB inline limit and loky's 1 MiB memory-mapping threshold.
+N_ROWS, N_FEATURES = 20_000, 8
+DATA_BYTES = N_ROWS * N_FEATURES * 8
+#: Rows of the one-column data given to ``sample()`` (1.2 MB).
+N_SAMPLE_ROWS = 150_000
+FIT = dict(n_draws=150, n_warmup=150, n_chains=2, n_jobs=2, random_state=0)
+
+
+def make_data(kind):
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((N_ROWS, N_FEATURES))
+    eta = X @ rng.normal(0.0, 0.3, N_FEATURES)
+    if kind == "binary":
+        y = (eta + rng.logistic(size=N_ROWS) > 0).astype(int)
+    elif kind == "classes":
+        y = np.digitize(eta + rng.logistic(size=N_ROWS), [-0.5, 0.5])
+    elif kind == "counts":
+        y = rng.poisson(np.exp(0.5 + 0.5 * eta))
+    else:
+        y = eta + 0.5 * rng.standard_t(4, N_ROWS)
+    return X, y
+
+
+ESTIMATORS = {
+    "logistic": (lambda: MinibatchMHLogisticRegression(**FIT), "binary"),
+    "logistic-firefly": (lambda: MinibatchMHLogisticRegression(acceptance="firefly", **FIT),
+                         "binary"),
+    "softmax": (lambda: FireflySoftmaxClassifier(**FIT), "classes"),
+    "student-t": (lambda: RobustTRegression(**FIT), "continuous"),
+    "poisson": (lambda: MinibatchMHPoissonRegression(**FIT), "counts"),
+}
+
+
+def make_loglik():
+    """A Gaussian location log-likelihood, defined in a function so that every backend's
+    pickler sends it by value (this test module is not importable in a worker)."""
+    @numba.njit
+    def loglik(theta, data, i):
+        return -0.5 * (data[i, 0] - theta[0]) ** 2
+
+    return loglik
+
+
+def sample_twice(loglik, data):
+    """Two ``sample()`` chains (seeds 0 and 1), as ``delayed`` calls through joblib."""
+    return Parallel(n_jobs=2)(
+        delayed(skbayes_mh.sample)(loglik, data, [0.0], step_size=0.002, acceptance="minibatch",
+                                   n_draws=300, n_warmup=100, random_state=seed)
+        for seed in (0, 1))
+
+
+@pytest.fixture(scope="module")
+def backends():
+    """Each backend as a context factory, started once for this module: loky, a two-process
+    Dask cluster and a local Ray instance (the ones whose packages are installed)."""
+    contexts = {"loky": lambda: joblib.parallel_config(backend="loky", n_jobs=2)}
+    stack = []
+    try:
+        distributed = pytest.importorskip("distributed")
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                           dashboard_address=None)
+        client = distributed.Client(cluster)
+        stack += [client, cluster]
+        contexts["dask"] = lambda: joblib.parallel_config(backend="dask", n_jobs=2)
+    except Exception:  # noqa: BLE001 - a backend that cannot start is reported as skipped
+        pass
+    try:
+        import ray
+        from ray.util.joblib import register_ray
+
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        register_ray()
+        contexts["ray"] = lambda: joblib.parallel_config(backend="ray", n_jobs=2)
+        stack.append(ray)
+    except ImportError:
+        pass
+    yield contexts
+    for item in stack:
+        item.shutdown() if item.__class__.__name__ == "module" else item.close()
+
+
+BACKENDS = ("loky", "dask", "ray")
+
+
+def remote_processes(backends, backend):
+    with backends[backend]():
+        return set(Parallel(n_jobs=2)(delayed(os.getpid)() for _ in range(4)))
+
+
+@pytest.fixture(scope="module")
+def threaded_fits():
+    """Every estimator fitted with its chains in threads (the reference)."""
+    fits = {}
+    for name, (make, kind) in ESTIMATORS.items():
+        X, y = make_data(kind)
+        fits[name] = make().fit(X, y)
+    return fits
+
+
+def test_the_data_are_above_every_backends_inline_threshold():
+    loky_threshold = 1 << 20  # joblib's max_nbytes="1M"
+    assert DATA_BYTES > loky_threshold and N_SAMPLE_ROWS * 8 > loky_threshold
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_every_estimator_gives_the_threaded_draws_on_each_backend(backends, threaded_fits,
+                                                                  backend):
+    if backend not in backends:
+        pytest.skip(f"{backend} is not installed")
+    assert os.getpid() not in remote_processes(backends, backend)
+    for name, (make, kind) in ESTIMATORS.items():
+        X, y = make_data(kind)
+        with backends[backend]():
+            remote = make().fit(X, y)
+        reference = threaded_fits[name]
+        for key in [*reference.posterior_.draws, "n_data_read", "acceptance_rate"]:
+            np.testing.assert_array_equal(remote.posterior_[key], reference.posterior_[key],
+                                          err_msg=f"{name} on {backend}: {key}")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_sample_gives_the_same_draws_on_each_backend(backends, backend):
+    if backend not in backends:
+        pytest.skip(f"{backend} is not installed")
+    loglik = make_loglik()
+    data = np.random.default_rng(2).normal(0.5, 1.0, size=(N_SAMPLE_ROWS, 1))
+    reference = sample_twice(loglik, data)
+    with backends[backend]():
+        remote = sample_twice(loglik, data)
+    for local, far in zip(reference, remote):
+        np.testing.assert_array_equal(far.draws, local.draws)
+        np.testing.assert_array_equal(far.n_data_read, local.n_data_read)
+
+
+def test_a_chain_from_ray_continues_in_threads(backends):
+    """A warm-start fit continues chains that came back from Ray workers, whose state
+    arrives as read-only views, and equals one fit asked for every draw at once."""
+    if "ray" not in backends:
+        pytest.skip("ray is not installed")
+    X, y = make_data("binary")
+    with backends["ray"]():
+        fit = MinibatchMHLogisticRegression(warm_start=True, **FIT).fit(X, y)
+    fit.set_params(n_draws=2 * FIT["n_draws"]).fit(X, y)
+    whole = MinibatchMHLogisticRegression(**{**FIT, "n_draws": 2 * FIT["n_draws"]}).fit(X, y)
+    np.testing.assert_array_equal(fit.posterior_["coef"], whole.posterior_["coef"])
+
+
+def test_read_only_inputs_everywhere_give_the_same_draws():
+    """Read-only X, y and weights in this process (as a read-only memmap would be)."""
+    X, y = make_data("binary")
+    weights = np.ones(N_ROWS)
+    reference = MinibatchMHLogisticRegression(**FIT).fit(X, y, sample_weight=weights)
+    for array in (X, y, weights):
+        array.setflags(write=False)
+    frozen = MinibatchMHLogisticRegression(**FIT).fit(X, y, sample_weight=weights)
+    np.testing.assert_array_equal(frozen.posterior_["coef"], reference.posterior_["coef"])
