@@ -162,3 +162,30 @@ def resolve_option(value, registry, base, parameter, extra=()):
         return clone(value).validate()
     raise TypeError(f"The parameter {parameter!r} must be a name {names} or a {base.__name__} "
                     f"object; got {type(value).__name__}.")
+
+
+def checked_reference_proba(reference_proba, n_rows):
+    """Reference probabilities of class 1 for a predictive-mean risk, validated.
+
+    Parameters
+    ----------
+    reference_proba : array-like of shape (n_rows,) or (n_rows, 2)
+        Probabilities of class 1, or both classes' (the second column is taken).
+    n_rows : int
+
+    Returns
+    -------
+    ndarray of shape (n_rows,)
+    """
+    reference = np.asarray(reference_proba, dtype=np.float64)
+    if reference.ndim == 2:
+        reference = reference[:, 1]
+    if reference.shape != (n_rows,):
+        raise ValueError(f"reference_proba must have {n_rows} rows (one per row of X); "
+                         f"got shape {np.shape(reference_proba)}.")
+    valid = (reference >= 0) & (reference <= 1)
+    if not np.all(valid):
+        row = int(np.flatnonzero(~valid)[0])
+        raise ValueError(f"reference_proba must be probabilities in [0, 1]; row {row} is "
+                         f"{float(reference[row])}.")
+    return reference

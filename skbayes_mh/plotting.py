@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .linear_model._predictive import checked_reference_proba
+from ._validation import checked_reference_proba
 
 __all__ = ["plot_bright_counts", "plot_data_read", "plot_minibatch_sizes", "plot_rank",
            "plot_trace"]

@@ -9,8 +9,8 @@ from sklearn.datasets import load_breast_cancer, load_iris
 
 from skbayes_mh import (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
                         MinibatchMHPoissonRegression, RobustTRegression)
-from skbayes_mh.linear_model._predictive import (poisson_mixture_quantiles,
-                                                 student_t_mixture_quantiles)
+from skbayes_mh.models.poisson import poisson_mixture_quantiles
+from skbayes_mh.models.student_t import student_t_mixture_quantiles
 
 FAST = dict(n_draws=250, n_warmup=250, n_chains=2, random_state=0)
 

@@ -34,7 +34,7 @@ def _target(sampled_scale=True, n=300, inv_temperature=1.0):
     X, y = _heavy_tailed(n)
     kind = GAUSSIAN | (LOG_SCALE if sampled_scale else 0)
     scales = np.append(np.ones(3), [1.0] if sampled_scale else [])
-    model = StudentTModel(NU, None if sampled_scale else 0.0)
+    model = StudentTModel(NU, None if sampled_scale else 1.0)
     return linear_target(model, X, y, scales, kind=kind, inv_temperature=inv_temperature)
 
 

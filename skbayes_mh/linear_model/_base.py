@@ -8,7 +8,7 @@ import time
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, is_classifier
 from sklearn.exceptions import ConvergenceWarning, EfficiencyWarning
 from sklearn.utils import Bunch
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -22,6 +22,7 @@ from .._validation import MIN_TEMPERATURE, read_only
 from ..acceptance import ACCEPTANCE_TESTS, AcceptanceTest, resolve_acceptance
 from ..models import LinearData
 from ..models._prior import BuiltinPrior
+from ..posterior import Posterior
 from ..proposals import PROPOSALS, Proposal, resolve_proposal
 from ..sampling import (AutoThin, FireflySampler, MetropolisHastings, Progress, QdbTuner,
                         ScaleTuner, Shape, ShapeTuner, Target, chain_seeds, continue_chain,
@@ -57,8 +58,9 @@ MIN_ESS_PER_CHAIN = 100
 class LinearMHEstimator(BaseEstimator):
     """Parameters and the sampling part of ``fit`` common to the linear-model estimators.
 
-    Subclasses define ``_model(acceptance)`` (the likelihood family), ``_prior(data, model)``
-    and their own ``fit``, which encodes ``y`` and calls :meth:`_sample_posterior`.
+    Subclasses define ``_family()`` (the likelihood family of their settings, which lays out
+    the parameters and gives the NumPy side of the predictions) and their own ``fit``, which
+    encodes ``y``, builds the prior and calls :meth:`_sample_posterior`.
     """
 
     _parameter_constraints = {
@@ -654,6 +656,64 @@ class LinearMHEstimator(BaseEstimator):
                 X, random_state)}
         return self.posterior_.to_arviz(**groups)
 
+    # --- the fitted posterior, through the likelihood family ---------------------------------
+
+    def _family(self, acceptance=None):
+        """The likelihood family (:mod:`skbayes_mh.models`) of this estimator's settings (and
+        fitted classes); ``acceptance`` where the family's bounds depend on it."""
+        raise NotImplementedError
+
+    def _set_posterior(self, draws, stats):
+        """``posterior_``, ``diagnostics_`` and the posterior means ``coef_``, ``intercept_``
+        and ``<name>_`` of every other parameter, from draws of theta ``(n_chains, n_draws,
+        d)`` laid out as the family declares."""
+        family = self._family()
+        variables = family.posterior_variables(draws, self.n_features_in_, self.fit_intercept)
+        self.posterior_ = Posterior(variables, stats)
+        self._diagnose()
+        coef = variables["coef"].mean(axis=(0, 1))
+        if family.n_outputs > 1:
+            intercept = variables["intercept"].mean(axis=(0, 1))
+        elif is_classifier(self):  # scikit-learn's binary layout: one row of weights
+            coef, intercept = coef[None, :], np.array([variables["intercept"].mean()])
+        else:
+            intercept = float(variables["intercept"].mean())
+        self.coef_, self.intercept_ = coef, intercept
+        for name in self._other_parameters():
+            setattr(self, f"{name}_", float(variables[name].mean()))
+
+    def _other_parameters(self):
+        """Names of the posterior variables beyond ``coef`` and ``intercept``."""
+        return [name for name in self.posterior_.draws if name not in ("coef", "intercept")]
+
+    def _theta_draws(self):
+        """Draws of theta ``(n_chains, n_draws, d)``: the inverse of :meth:`_set_posterior`."""
+        return self._family().theta_draws(self.posterior_.draws, self.fit_intercept)
+
+    def _parameter_draws(self):
+        """Every draw (chains merged) of each parameter beyond ``coef`` and ``intercept``."""
+        return {name: self.posterior_.get(name, flat=True) for name in self._other_parameters()}
+
+    def _observed(self, y):
+        """``y`` as the family reads it: indices into ``classes_``, or real values."""
+        if self._family().outcome == "classes":
+            return self._class_observed(y)
+        return np.asarray(y, dtype=np.float64)
+
+    def _log_likelihood(self, eta, y):
+        return self._family().log_likelihood(eta, self._parameter_draws(), y)
+
+    def _simulate(self, eta, rng):
+        family = self._family()
+        values = family.simulate(eta, self._parameter_draws(), rng)
+        return self.classes_[values] if family.outcome == "classes" else values
+
+    def _probabilities(self, eta):
+        return self._family().class_probabilities(eta, self._parameter_draws())
+
+    def _mixture_quantiles(self, eta, quantiles):
+        return self._family().mixture_quantiles(eta, self._parameter_draws(), quantiles)
+
     def _class_observed(self, y):
         """Labels ``y`` as indices into ``classes_`` (an error naming labels not seen in
         ``fit``)."""
@@ -664,26 +724,6 @@ class LinearMHEstimator(BaseEstimator):
             raise ValueError(f"y has labels not seen in fit: {np.unique(y[unseen])[:5]!r}; "
                              f"classes_ is {self.classes_!r}.")
         return index
-
-    def _join(self, coef, intercept, extra=None):
-        """Draws of theta ``(..., d)`` from ``coef`` ``(..., K, D)``, ``intercept``
-        ``(..., K)`` and ``extra`` ``(..., E)`` (none when None): the inverse of
-        :meth:`_split`."""
-        blocks = [coef, intercept[..., None]] if self.fit_intercept else [coef]
-        linear = np.concatenate(blocks, axis=-1)
-        linear = linear.reshape(*linear.shape[:-2], -1)
-        return linear if extra is None else np.concatenate([linear, extra], axis=-1)
-
-    def _split(self, draws, n_outputs, n_features):
-        """``(coef, intercept, extra)`` from draws of theta: coef ``(..., K, D)``, intercept
-        ``(..., K)`` (zeros without one), extra ``(..., E)``."""
-        width = n_features + int(self.fit_intercept)
-        linear = draws[..., :n_outputs * width].reshape(*draws.shape[:-1], n_outputs, width)
-        coef = linear[..., :n_features]
-        intercept = (linear[..., n_features] if self.fit_intercept
-                     else np.zeros(linear.shape[:-1]))
-        return coef, intercept, draws[..., n_outputs * width:]
-
 
 
 def _same_value(a, b):

@@ -8,10 +8,9 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..models import LogisticModel
+from .._validation import checked_reference_proba
 from ..models._prior import GAUSSIAN
-from ..posterior import Posterior
 from ._base import LinearMHEstimator, ProbabilityDrawsMixin
-from ._predictive import checked_reference_proba, logistic_log_likelihood
 
 
 class MinibatchMHLogisticRegression(ClassifierMixin, ProbabilityDrawsMixin, LinearMHEstimator):
@@ -184,38 +183,13 @@ class MinibatchMHLogisticRegression(ClassifierMixin, ProbabilityDrawsMixin, Line
         data = self._linear_data(X, self._class_indices(y, X.dtype), weights)
         prior = self._prior(GAUSSIAN, data, summary, 1, self.prior_scale,
                             self.intercept_prior_scale)
-        draws, stats = self._sample_posterior(data, LogisticModel(), prior,
+        draws, stats = self._sample_posterior(data, self._family(), prior,
                                               self._acceptance(X.shape[0]))
         self._set_posterior(draws, stats)
         return self
 
-    def _set_posterior(self, draws, stats):
-        """``posterior_``, ``diagnostics_``, ``coef_`` and ``intercept_`` from draws of theta
-        ``(n_chains, n_draws, d)``."""
-        coef, intercept, _ = self._split(draws, 1, self.n_features_in_)
-        self.posterior_ = Posterior({"coef": coef[..., 0, :], "intercept": intercept[..., 0]},
-                                    stats)
-        self._diagnose()
-        self.coef_ = coef[..., 0, :].mean(axis=(0, 1))[None, :]
-        self.intercept_ = np.array([intercept.mean()])
-
-    def _theta_draws(self):
-        """Draws of theta ``(n_chains, n_draws, d)``: the inverse of :meth:`_set_posterior`."""
-        return self._join(self.posterior_["coef"][..., None, :],
-                          self.posterior_["intercept"][..., None])
-
-    def _observed(self, y):
-        return self._class_observed(y).astype(np.float64)
-
-    def _log_likelihood(self, eta, y):
-        return logistic_log_likelihood(eta, y)
-
-    def _simulate(self, eta, rng):
-        return self.classes_[(rng.random(eta.shape[:2]) < expit(eta[..., 0])).astype(int)]
-
-    def _probabilities(self, eta):
-        p = expit(eta[..., 0])
-        return np.stack([1.0 - p, p], axis=-1)
+    def _family(self, acceptance=None):
+        return LogisticModel()
 
     def predict_proba(self, X):
         """Posterior-predictive probabilities: the mean over all stored draws of

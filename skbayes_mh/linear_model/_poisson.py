@@ -7,9 +7,7 @@ from sklearn.utils._param_validation import StrOptions
 
 from ..models import PoissonModel
 from ..models._prior import GAUSSIAN, LAPLACE
-from ..posterior import Posterior
 from ._base import LinearMHEstimator, PredictiveQuantilesMixin
-from ._predictive import poisson_log_likelihood, poisson_mixture_quantiles
 
 _PRIORS = {"gaussian": GAUSSIAN, "laplace": LAPLACE}
 
@@ -171,25 +169,13 @@ class MinibatchMHPoissonRegression(RegressorMixin, PredictiveQuantilesMixin,
         data = self._linear_data(X, y, weights)
         prior = self._prior(_PRIORS[self.prior], data, summary, 1, self.prior_scale,
                             self.intercept_prior_scale)
-        draws, stats = self._sample_posterior(data, PoissonModel(), prior,
+        draws, stats = self._sample_posterior(data, self._family(), prior,
                                               self._acceptance(X.shape[0]))
         self._set_posterior(draws, stats)
         return self
 
-    def _set_posterior(self, draws, stats):
-        """``posterior_``, ``diagnostics_``, ``coef_`` and ``intercept_`` from draws of theta
-        ``(n_chains, n_draws, d)``."""
-        coef, intercept, _ = self._split(draws, 1, self.n_features_in_)
-        coef, intercept = coef[..., 0, :], intercept[..., 0]
-        self.posterior_ = Posterior({"coef": coef, "intercept": intercept}, stats)
-        self._diagnose()
-        self.coef_ = coef.mean(axis=(0, 1))
-        self.intercept_ = float(intercept.mean())
-
-    def _theta_draws(self):
-        """Draws of theta ``(n_chains, n_draws, d)``: the inverse of :meth:`_set_posterior`."""
-        return self._join(self.posterior_["coef"][..., None, :],
-                          self.posterior_["intercept"][..., None])
+    def _family(self, acceptance=None):
+        return PoissonModel()
 
     def predict(self, X, return_std=False):
         """Posterior-predictive mean count: the mean over all stored draws of the rate
@@ -211,18 +197,6 @@ class MinibatchMHPoissonRegression(RegressorMixin, PredictiveQuantilesMixin,
         if not return_std:
             return mean
         return mean, np.sqrt(mean + spread)
-
-    def _observed(self, y):
-        return np.asarray(y, dtype=np.float64)
-
-    def _log_likelihood(self, eta, y):
-        return poisson_log_likelihood(eta, y)
-
-    def _simulate(self, eta, rng):
-        return rng.poisson(np.exp(eta[..., 0])).astype(np.float64)
-
-    def _mixture_quantiles(self, eta, quantiles):
-        return poisson_mixture_quantiles(np.exp(eta[..., 0]), quantiles)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -9,9 +9,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..models import StudentTModel
 from ..models._prior import GAUSSIAN, LAPLACE, LOG_SCALE
-from ..posterior import Posterior
 from ._base import LinearMHEstimator, PredictiveQuantilesMixin
-from ._predictive import student_t_log_likelihood, student_t_mixture_quantiles
 
 _PRIORS = {"gaussian": GAUSSIAN, "laplace": LAPLACE}
 
@@ -194,7 +192,7 @@ class RobustTRegression(RegressorMixin, PredictiveQuantilesMixin, LinearMHEstima
         spread = summary["std"] or 1.0
         center = summary["mean"] if self.fit_intercept else 0.0
         data = self._linear_data(X, y, weights)
-        model = StudentTModel(self.nu, None if self.scale is None else np.log(self.scale))
+        model = self._family()
         intercept_scale = (10.0 * spread if self.intercept_prior_scale is None
                            else float(self.intercept_prior_scale))
         kind = _PRIORS[self.prior] | (LOG_SCALE if self.scale is None else 0)
@@ -209,25 +207,8 @@ class RobustTRegression(RegressorMixin, PredictiveQuantilesMixin, LinearMHEstima
         self._set_posterior(draws, stats)
         return self
 
-    def _set_posterior(self, draws, stats):
-        """``posterior_``, ``diagnostics_``, ``coef_``, ``intercept_`` and ``scale_`` from
-        draws of theta ``(n_chains, n_draws, d)`` (the log-scale last, when sampled)."""
-        coef, intercept, extra = self._split(draws, 1, self.n_features_in_)
-        coef, intercept = coef[..., 0, :], intercept[..., 0]
-        scale = (np.exp(extra[..., 0]) if self.scale is None
-                 else np.full(draws.shape[:2], float(self.scale)))
-        self.posterior_ = Posterior({"coef": coef, "intercept": intercept, "scale": scale},
-                                    stats)
-        self._diagnose()
-        self.coef_ = coef.mean(axis=(0, 1))
-        self.intercept_ = float(intercept.mean())
-        self.scale_ = float(scale.mean())
-
-    def _theta_draws(self):
-        """Draws of theta ``(n_chains, n_draws, d)``: the inverse of :meth:`_set_posterior`."""
-        extra = np.log(self.posterior_["scale"])[..., None] if self.scale is None else None
-        return self._join(self.posterior_["coef"][..., None, :],
-                          self.posterior_["intercept"][..., None], extra)
+    def _family(self, acceptance=None):
+        return StudentTModel(self.nu, self.scale)
 
     def _draws(self):
         return (self.posterior_.get("coef", flat=True),
@@ -258,21 +239,6 @@ class RobustTRegression(RegressorMixin, PredictiveQuantilesMixin, LinearMHEstima
             return mean, np.full(X.shape[0], np.inf)
         scale = self.posterior_.get("scale", flat=True)
         return mean, np.sqrt(spread + np.mean(scale**2) * nu / (nu - 2.0))
-
-    def _observed(self, y):
-        return np.asarray(y, dtype=np.float64)
-
-    def _log_likelihood(self, eta, y):
-        return student_t_log_likelihood(eta, self.posterior_.get("scale", flat=True),
-                                        float(self.nu), y)
-
-    def _simulate(self, eta, rng):
-        scale = self.posterior_.get("scale", flat=True)[:, None]
-        return eta[..., 0] + scale * rng.standard_t(float(self.nu), size=eta.shape[:2])
-
-    def _mixture_quantiles(self, eta, quantiles):
-        return student_t_mixture_quantiles(eta[..., 0], self.posterior_.get("scale", flat=True),
-                                           float(self.nu), quantiles)
 
     def sample_y(self, X, n_samples=1, random_state=None):
         """Draws from the posterior predictive: a random stored draw of ``(w, b, s)`` per

@@ -1,14 +1,11 @@
 """Bayesian multiclass softmax regression, sampled exactly by Firefly Monte Carlo by default."""
 
 import numpy as np
-from scipy.special import softmax
 from sklearn.base import ClassifierMixin
 
 from ..models import SoftmaxModel
 from ..models._prior import GAUSSIAN
-from ..posterior import Posterior
 from ._base import LinearMHEstimator, ProbabilityDrawsMixin
-from ._predictive import softmax_log_likelihood
 
 
 class FireflySoftmaxClassifier(ClassifierMixin, ProbabilityDrawsMixin, LinearMHEstimator):
@@ -162,7 +159,7 @@ class FireflySoftmaxClassifier(ClassifierMixin, ProbabilityDrawsMixin, LinearMHE
                              f"the data contain only one class: {self.classes_[0]!r}.")
         n_classes = self.classes_.size
         acceptance = self._acceptance(X.shape[0])
-        model = SoftmaxModel(n_classes, getattr(acceptance, "softmax_bound", "jebara"))
+        model = self._family(acceptance)
         data = self._linear_data(X, self._class_indices(y, X.dtype), weights)
         prior = self._prior(GAUSSIAN, data, summary, n_classes, self.prior_scale,
                             self.intercept_prior_scale)
@@ -170,33 +167,8 @@ class FireflySoftmaxClassifier(ClassifierMixin, ProbabilityDrawsMixin, LinearMHE
         self._set_posterior(draws, stats)
         return self
 
-    def _set_posterior(self, draws, stats):
-        """``posterior_``, ``diagnostics_``, ``coef_`` and ``intercept_`` from draws of theta
-        ``(n_chains, n_draws, d)``."""
-        coef, intercept, _ = self._split(draws, self.classes_.size, self.n_features_in_)
-        self.posterior_ = Posterior({"coef": coef, "intercept": intercept}, stats)
-        self._diagnose()
-        self.coef_ = coef.mean(axis=(0, 1))
-        self.intercept_ = intercept.mean(axis=(0, 1))
-
-    def _theta_draws(self):
-        """Draws of theta ``(n_chains, n_draws, d)``: the inverse of :meth:`_set_posterior`."""
-        return self._join(self.posterior_["coef"], self.posterior_["intercept"])
-
-    def _observed(self, y):
-        return self._class_observed(y)
-
-    def _log_likelihood(self, eta, y):
-        return softmax_log_likelihood(eta, y)
-
-    def _simulate(self, eta, rng):
-        cumulative = np.cumsum(softmax(eta, axis=2), axis=2)
-        u = rng.random(eta.shape[:2])[..., None]
-        index = np.minimum((u > cumulative).sum(axis=2), self.classes_.size - 1)
-        return self.classes_[index]
-
-    def _probabilities(self, eta):
-        return softmax(eta, axis=2)
+    def _family(self, acceptance=None):
+        return SoftmaxModel(self.classes_.size, getattr(acceptance, "softmax_bound", "jebara"))
 
     def predict_proba(self, X):
         """Posterior-predictive probabilities: the mean over all stored draws of

@@ -243,9 +243,79 @@ class LinearModel:
     third_derivative = None
     #: The log-scale ``v`` of the bound's ``exp(-2 v)`` when it is not a parameter.
     bound_log_scale = 0.0
+    #: What ``y`` is: ``"classes"`` (indices into the estimator's ``classes_``) or ``"real"``.
+    outcome = "real"
 
     def __init__(self, n_outputs=1):
         self.n_outputs = int(n_outputs)
+
+    # --- the parameter layout -------------------------------------------------------------
+
+    def extra_parameters(self):
+        """The extra coordinates after the linear blocks, in order: ``(name, forward,
+        inverse)`` with the posterior variable ``name = forward(coordinate)`` (e.g. a scale
+        sampled as its log: ``("scale", np.exp, np.log)``)."""
+        return ()
+
+    def fixed_parameters(self):
+        """Parameters of the likelihood that are not sampled but are stored beside the draws
+        (as constant draws), by name."""
+        return {}
+
+    def posterior_variables(self, draws, n_features, intercept):
+        """Named posterior variables from draws of theta ``(..., d)``: ``coef`` ``(..., K,
+        D)`` and ``intercept`` ``(..., K)`` (``(..., D)`` and ``(...)`` for one output; zeros
+        without an intercept), then each extra and fixed parameter."""
+        K = self.n_outputs
+        width = n_features + int(intercept)
+        linear = draws[..., :K * width].reshape(*draws.shape[:-1], K, width)
+        coef = linear[..., :n_features]
+        offset = linear[..., n_features] if intercept else np.zeros(linear.shape[:-1])
+        if K == 1:
+            coef, offset = coef[..., 0, :], offset[..., 0]
+        variables = {"coef": coef, "intercept": offset}
+        extra = draws[..., K * width:]
+        for e, (name, forward, _) in enumerate(self.extra_parameters()):
+            variables[name] = forward(extra[..., e])
+        for name, value in self.fixed_parameters().items():
+            variables[name] = np.full(draws.shape[:-1], float(value))
+        return variables
+
+    def theta_draws(self, variables, intercept):
+        """Draws of theta ``(..., d)`` from named variables: the inverse of
+        :meth:`posterior_variables`."""
+        coef, offset = variables["coef"], variables["intercept"]
+        if self.n_outputs == 1:
+            coef, offset = coef[..., None, :], offset[..., None]
+        linear = np.concatenate([coef, offset[..., None]] if intercept else [coef], axis=-1)
+        linear = linear.reshape(*linear.shape[:-2], -1)
+        extras = [inverse(variables[name])[..., None]
+                  for name, _, inverse in self.extra_parameters()]
+        return np.concatenate([linear, *extras], axis=-1) if extras else linear
+
+    # --- the NumPy side, on draws of the linear predictors ---------------------------------
+    # ``eta`` is ``(n_draws, n_rows, K)``; ``variables`` the extra and fixed parameters'
+    # draws by name, each ``(n_draws,)``; ``y`` the outcome as the model reads it (class
+    # indices, or real values).
+
+    def log_likelihood(self, eta, variables, y):
+        """Each row's log-likelihood under each draw: ``(n_draws, n_rows)``."""
+        raise NotImplementedError
+
+    def simulate(self, eta, variables, rng):
+        """One simulated outcome per draw and row (class indices for classes):
+        ``(n_draws, n_rows)``."""
+        raise NotImplementedError
+
+    def class_probabilities(self, eta, variables):
+        """For classes: each class's probability under each draw ``(n_draws, n_rows,
+        n_classes)``."""
+        raise NotImplementedError
+
+    def mixture_quantiles(self, eta, variables, quantiles):
+        """For real outcomes: quantiles of the posterior-predictive mixture (each draw's
+        noise distribution, weighted equally): ``(n_rows, n_quantiles)``."""
+        raise NotImplementedError
 
     # --- what a model may override -------------------------------------------------------
 

@@ -7,6 +7,7 @@ Firefly has no use here: ``y eta - exp(eta)`` has no global quadratic lower boun
 import math
 
 import numpy as np
+from scipy.special import gammaln, pdtr
 
 from .._kernels._jit import jit
 from ._base import LinearModel
@@ -40,3 +41,43 @@ class PoissonModel(LinearModel):
             mean = float(np.mean(data.y)) if data.n_rows else 1.0
             theta[data.block - 1] = math.log(max(mean, 1e-3))
         return theta
+
+    def log_likelihood(self, eta, variables, y):
+        """Poisson log mass of counts ``y`` at rate ``exp(eta)``."""
+        return y[None, :] * eta[..., 0] - np.exp(eta[..., 0]) - gammaln(y + 1.0)[None, :]
+
+    def simulate(self, eta, variables, rng):
+        return rng.poisson(np.exp(eta[..., 0])).astype(np.float64)
+
+    def mixture_quantiles(self, eta, variables, quantiles):
+        return poisson_mixture_quantiles(np.exp(eta[..., 0]), quantiles)
+
+
+def poisson_mixture_quantiles(rate, quantiles):
+    """Quantiles of the equal mixture over draws of Poisson(``rate``): for each row and
+    ``q``, the smallest count ``k`` with mixture CDF ``>= q``.
+
+    Parameters
+    ----------
+    rate : ndarray of shape (n_draws, n_rows)
+    quantiles : ndarray of shape (n_quantiles,), each in (0, 1)
+
+    Returns
+    -------
+    ndarray of shape (n_rows, n_quantiles), float (whole numbers)
+    """
+    from scipy.stats import poisson
+
+    out = np.empty((rate.shape[1], quantiles.size))
+    for j, q in enumerate(quantiles):
+        component = poisson.ppf(q, rate)
+        low = component.min(axis=0) - 1  # CDF(low) < q for every row
+        high = component.max(axis=0)     # CDF(high) >= q
+        while np.any(high - low > 1):
+            middle = np.floor((low + high) / 2)
+            cdf = pdtr(np.maximum(middle, 0)[None, :], rate).mean(axis=0)
+            below = (middle < 0) | (cdf < q)
+            low = np.where(below, middle, low)
+            high = np.where(below, high, middle)
+        out[:, j] = high
+    return out

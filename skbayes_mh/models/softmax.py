@@ -5,6 +5,7 @@ Bohning's."""
 import math
 
 import numpy as np
+from scipy.special import logsumexp, softmax
 
 from .._kernels._common import log_sigmoid
 from .._kernels._jit import jit
@@ -113,6 +114,7 @@ class SoftmaxModel(LinearModel):
     """Softmax regression over ``n_outputs`` classes (labels ``0..K-1``)."""
 
     name = "softmax"
+    outcome = "classes"
     link = softmax_link
     bound_coefficients = softmax_bound
 
@@ -131,3 +133,16 @@ class SoftmaxModel(LinearModel):
     def firefly_tangent(self, theta_map, bound):
         """The MAP, or zero weights (``psi = 0``) for the untuned bound."""
         return theta_map if bound == "map" else np.zeros_like(theta_map)
+
+    def log_likelihood(self, eta, variables, y):
+        """``log softmax(eta)[y]`` for class indices ``y``."""
+        chosen = np.take_along_axis(eta, y[None, :, None], axis=2)[..., 0]
+        return chosen - logsumexp(eta, axis=2)
+
+    def class_probabilities(self, eta, variables):
+        return softmax(eta, axis=2)
+
+    def simulate(self, eta, variables, rng):
+        cumulative = np.cumsum(softmax(eta, axis=2), axis=2)
+        u = rng.random(eta.shape[:2])[..., None]
+        return np.minimum((u > cumulative).sum(axis=2), self.n_outputs - 1)

@@ -7,6 +7,7 @@ residual (``log(1 + z)`` is concave, so its tangent lies above it).
 import math
 
 import numpy as np
+from scipy.special import gammaln, stdtr
 
 from .._kernels._jit import jit
 from .._passes import chunks
@@ -114,12 +115,20 @@ class StudentTModel(LinearModel):
     link = student_t_link
     bound_coefficients = student_t_bound
 
-    def __init__(self, nu, log_scale=None):
+    def __init__(self, nu, scale=None):
         super().__init__(1)
         self.nu = float(nu)
-        self.fixed_log_scale = log_scale
-        self.n_extra = 0 if log_scale is not None else 1
-        self.bound_log_scale = 0.0 if log_scale is None else float(log_scale)
+        self.fixed_scale = scale
+        self.fixed_log_scale = None if scale is None else float(np.log(scale))
+        self.n_extra = 0 if scale is not None else 1
+        self.bound_log_scale = 0.0 if scale is None else self.fixed_log_scale
+
+    def extra_parameters(self):
+        """The scale, sampled as its log (when it is not fixed)."""
+        return () if self.fixed_scale is not None else (("scale", np.exp, np.log),)
+
+    def fixed_parameters(self):
+        return {} if self.fixed_scale is None else {"scale": self.fixed_scale}
 
     def params(self):
         return np.array([self.nu, 0.0 if self.fixed_log_scale is None else self.fixed_log_scale])
@@ -175,3 +184,85 @@ class StudentTModel(LinearModel):
         if bound == "map":
             return np.array([1.0, 0.0])
         return np.array([0.0, UNTUNED_STANDARDISED_RESIDUAL**2 / self.nu])
+
+    def log_likelihood(self, eta, variables, y):
+        """Student-t log density of ``y`` with location ``eta`` and each draw's scale."""
+        scale, nu = variables["scale"], self.nu
+        z = (y[None, :] - eta[..., 0]) / scale[:, None]
+        constant = gammaln((nu + 1) / 2) - gammaln(nu / 2) - 0.5 * np.log(nu * np.pi)
+        return constant - np.log(scale)[:, None] - (nu + 1) / 2 * np.log1p(z * z / nu)
+
+    def simulate(self, eta, variables, rng):
+        scale = variables["scale"][:, None]
+        return eta[..., 0] + scale * rng.standard_t(self.nu, size=eta.shape[:2])
+
+    def mixture_quantiles(self, eta, variables, quantiles):
+        return student_t_mixture_quantiles(eta[..., 0], variables["scale"], self.nu, quantiles)
+
+
+#: Safeguarded Newton iterations for a Student-t mixture quantile: each halves the bracket
+#: at worst, so this bounds the error by 2^-60 of the components' quantile range.
+QUANTILE_ITERATIONS = 60
+#: ... and they stop once every step is below this fraction of the bracket's initial width
+#: (far below the quantile's Monte Carlo error, about the width over the root of the draws).
+QUANTILE_TOLERANCE = 1e-7
+#: Draws of the thinned mixture whose quantile starts the whole mixture's search.
+COARSE_DRAWS = 250
+
+
+def student_t_mixture_quantiles(location, scale, nu, quantiles):
+    """Quantiles of the equal mixture over draws of ``location + scale * t_nu``.
+
+    Parameters
+    ----------
+    location : ndarray of shape (n_draws, n_rows)
+    scale : ndarray of shape (n_draws,)
+    nu : float
+    quantiles : ndarray of shape (n_quantiles,), each in (0, 1)
+
+    Returns
+    -------
+    ndarray of shape (n_rows, n_quantiles)
+
+    Each is the root of the mixture's CDF minus ``q``, found by Newton steps kept inside a
+    bracket (the components' own quantiles bound the mixture's), bisecting when a step
+    would leave it. The t CDF is costly, so above :data:`COARSE_DRAWS` draws the root of
+    an evenly thinned mixture comes first and the whole mixture then polishes it (a few
+    steps).
+    """
+    from scipy.stats import t as student_t
+
+    out = np.empty((location.shape[1], quantiles.size))
+    step = max(1, location.shape[0] // COARSE_DRAWS)
+    for j, q in enumerate(quantiles):
+        component = location + scale[:, None] * student_t.ppf(q, nu)
+        low, high = component.min(axis=0), component.max(axis=0)
+        x = np.median(component, axis=0)
+        width = np.maximum(high - low, 1e-300)
+        if step > 1:
+            x = _t_mixture_root(location[::step], scale[::step], nu, q, x, low, high, width)
+        out[:, j] = _t_mixture_root(location, scale, nu, q, x, low, high, width)
+    return out
+
+
+def _t_mixture_root(location, scale, nu, q, x, low, high, width):
+    """Safeguarded Newton on ``mean_s T_nu((x - location_s) / scale_s) = q`` from ``x``
+    inside ``[low, high]`` (each of shape (n_rows,))."""
+    low, high = low.copy(), high.copy()
+    log_constant = gammaln((nu + 1) / 2) - gammaln(nu / 2) - 0.5 * np.log(nu * np.pi)
+    for _ in range(QUANTILE_ITERATIONS):
+        z = (x[None, :] - location) / scale[:, None]
+        excess = stdtr(nu, z).mean(axis=0) - q
+        density = (np.exp(log_constant - (nu + 1) / 2 * np.log1p(z * z / nu))
+                   / scale[:, None]).mean(axis=0)
+        low = np.where(excess < 0, x, low)
+        high = np.where(excess >= 0, x, high)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = x - excess / density
+        inside = np.isfinite(step) & (step > low) & (step < high)
+        new = np.where(inside, step, 0.5 * (low + high))
+        done = np.abs(new - x) <= QUANTILE_TOLERANCE * width
+        x = new
+        if done.all():
+            break
+    return x
