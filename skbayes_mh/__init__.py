@@ -2,12 +2,12 @@
 Metropolis-Hastings acceptance tests and Firefly Monte Carlo."""
 from . import acceptance, proposals
 from .consensus import ConsensusMonteCarlo
-from .linear_model import (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
-                           MinibatchMHPoissonRegression, RobustTRegression)
+from .linear_model import ESTIMATORS
 from .sampling import SampleResult, acceptance_probability, sample
+
+globals().update(ESTIMATORS)
 
 __version__ = "0.1.0"
 
-__all__ = ["ConsensusMonteCarlo", "FireflySoftmaxClassifier", "MinibatchMHLogisticRegression",
-           "MinibatchMHPoissonRegression", "RobustTRegression", "SampleResult", "acceptance",
-           "acceptance_probability", "proposals", "sample"]
+__all__ = sorted(["ConsensusMonteCarlo", "SampleResult", "acceptance", "acceptance_probability",
+                  "proposals", "sample", *ESTIMATORS])

@@ -17,8 +17,7 @@ nothing outside :data:`SKOPS_TRUSTED_TYPES`.
 from .acceptance import ACCEPTANCE_TESTS
 from .acceptance.correction import CorrectionDistribution
 from .consensus import ConsensusMonteCarlo
-from .linear_model import (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
-                           MinibatchMHPoissonRegression, RobustTRegression)
+from .linear_model import ESTIMATORS
 from .posterior import Posterior
 from .proposals import PROPOSALS
 
@@ -32,9 +31,8 @@ def _name(cls):
 #: The fully qualified names of the types a fitted estimator may hold beyond what skops
 #: trusts by default (for ``skops.io.load(..., trusted=SKOPS_TRUSTED_TYPES)``).
 SKOPS_TRUSTED_TYPES = sorted(
-    [_name(cls) for cls in (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
-                            MinibatchMHPoissonRegression, RobustTRegression,
-                            ConsensusMonteCarlo, Posterior, CorrectionDistribution)]
+    [_name(cls) for cls in (*ESTIMATORS.values(), ConsensusMonteCarlo, Posterior,
+                            CorrectionDistribution)]
     + [_name(cls) for cls in ACCEPTANCE_TESTS.values()]
     + [_name(cls) for cls in PROPOSALS.values()]
     + ["sklearn.utils._bunch.Bunch"])

@@ -196,3 +196,16 @@ EXACT_FIT = ("it fits y that a linear function of X fits exactly: the posterior 
 ROBUST_CHECKS = {**STOCHASTIC_CHECKS, **{name: EXACT_FIT for name in (
     "check_regressors_no_decision_function", "check_sample_weights_shape",
     "check_sample_weights_not_overwritten")}}
+
+
+def target_kind(estimator_class):
+    """What ``y`` an estimator class fits, from its scikit-learn tags: ``"classification"``,
+    ``"counts"`` (a regressor of non-negative targets) or ``"regression"``; so that a test
+    can run over every registered estimator (``skbayes_mh.linear_model.ESTIMATORS``)."""
+    from sklearn.base import is_classifier
+    from sklearn.utils import get_tags
+
+    estimator = estimator_class()
+    if is_classifier(estimator):
+        return "classification"
+    return "counts" if get_tags(estimator).target_tags.positive_only else "regression"

@@ -8,10 +8,10 @@ import pytest
 from sklearn.datasets import make_classification
 
 from skbayes_mh import (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
-                        MinibatchMHPoissonRegression,
                         RobustTRegression, acceptance_probability, sample)
+from skbayes_mh.linear_model import ESTIMATORS
 
-from _models import gaussian_mean_loglik
+from _models import gaussian_mean_loglik, target_kind
 
 FAST = dict(n_draws=200, n_warmup=200, n_chains=2, random_state=0)
 
@@ -161,12 +161,7 @@ def test_predictive_mean_risk_refuses_a_nan_reference():
         clf.predictive_mean_risk(X, reference)
 
 
-TINY_TEMPERATURE_CASES = [
-    (MinibatchMHLogisticRegression, "classification"),
-    (FireflySoftmaxClassifier, "classification"),
-    (RobustTRegression, "regression"),
-    (MinibatchMHPoissonRegression, "counts"),
-]
+TINY_TEMPERATURE_CASES = [(cls, target_kind(cls)) for cls in ESTIMATORS.values()]
 
 
 @pytest.mark.parametrize("estimator_class, kind", TINY_TEMPERATURE_CASES)

@@ -10,7 +10,10 @@ from sklearn.datasets import load_diabetes, load_iris
 from skbayes_mh import (ConsensusMonteCarlo, FireflySoftmaxClassifier,
                         MinibatchMHLogisticRegression, MinibatchMHPoissonRegression,
                         RobustTRegression)
+from skbayes_mh.linear_model import ESTIMATORS
 from skbayes_mh.persistence import SKOPS_TRUSTED_TYPES
+
+from _models import target_kind
 
 FAST = dict(n_draws=50, n_warmup=50, n_chains=2, random_state=0)
 
@@ -31,6 +34,15 @@ def fitted():
             X_reg, np.round(np.abs(y_reg) / 50)), X_reg
         yield "consensus", ConsensusMonteCarlo(RobustTRegression(**FAST), n_shards=2,
                                                random_state=0).fit(X_reg, y_reg), X_reg
+        # Every other registered estimator, with its defaults.
+        covered = (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
+                   MinibatchMHPoissonRegression, RobustTRegression)
+        targets = {"classification": (X, binary), "regression": (X_reg, y_reg),
+                   "counts": (X_reg, np.round(np.abs(y_reg) / 50))}
+        for cls in ESTIMATORS.values():
+            if cls not in covered:
+                X_fit, y_fit = targets[target_kind(cls)]
+                yield cls.__name__, cls(**FAST).fit(X_fit, y_fit), X_fit
 
 
 def predictions(estimator, X):

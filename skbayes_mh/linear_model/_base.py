@@ -55,6 +55,12 @@ MAX_RHAT = 1.01
 MIN_ESS_PER_CHAIN = 100
 
 
+#: Every public estimator, by class name: a class defined in a file of ``linear_model/``
+#: registers itself (``linear_model/__init__.py`` imports every such file), and the package's
+#: names, the persistence whitelist and the tests read this.
+ESTIMATORS = {}
+
+
 class LinearMHEstimator(BaseEstimator):
     """Parameters and the sampling part of ``fit`` common to the linear-model estimators.
 
@@ -84,6 +90,11 @@ class LinearMHEstimator(BaseEstimator):
 
     #: The proposal ``proposal="auto"`` gives Firefly (which has the model's gradient).
     _firefly_proposal = "mala"
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if not cls.__name__.startswith("_"):
+            ESTIMATORS[cls.__name__] = cls
 
     def _store_parameters(self, arguments):
         """Keep every ``__init__`` argument as the attribute of its name, unchanged.

@@ -7,11 +7,13 @@ from sklearn.utils._param_validation import StrOptions
 
 from ..models import PoissonModel
 from ..models._prior import GAUSSIAN, LAPLACE
+from ._docs import shared_docstring
 from ._base import LinearMHEstimator, PredictiveQuantilesMixin
 
 _PRIORS = {"gaussian": GAUSSIAN, "laplace": LAPLACE}
 
 
+@shared_docstring
 class MinibatchMHPoissonRegression(RegressorMixin, PredictiveQuantilesMixin,
                                    LinearMHEstimator):
     """Bayesian Poisson regression with a log link, with posterior samples from
@@ -49,30 +51,7 @@ class MinibatchMHPoissonRegression(RegressorMixin, PredictiveQuantilesMixin,
         means. ``False``: raw-scale priors.
     fit_intercept : bool, default=True
     intercept_prior_scale : float, default=10.0
-    temperature : float, default=1.0
-        Every log-likelihood ratio is divided by it; at least 1e-100 (below, the scaled
-        sums overflow).
-    n_draws : int, default=1000
-        Draws kept per chain.
-    n_warmup : int, default=1000
-    thin : "auto" or int, default="auto"
-        Iterations per kept draw. ``"auto"``: each chain's autocorrelation time measured
-        at the end of warm-up, at most 10 (kept in ``thin_``), where iterations are cheap:
-        the subsampling tests and Firefly, and the full-data tests on small data (at most
-        200,000 rows x parameters x thin per draw); otherwise 1.
-    n_chains : int, default=4
-    n_jobs : int or None, default=None
-    random_state : int, RandomState instance or None, default=None
-    verbose : int, default=0
-        Progress when > 0: one tqdm bar per chain if tqdm is installed, otherwise about ten
-        plain lines in all.
-    warm_start : bool, default=False
-        Keep the chains' states (position, generator, tuned proposal, Firefly's bright set)
-        so that the next ``fit`` on the same data continues them up to ``n_draws`` draws per
-        chain, appending; the draws equal those of one longer fit, draw for draw. Only
-        ``n_draws`` (and ``verbose``, ``n_jobs``) may change between the fits. The kept
-        states reference the training data and are not pickled. This also continues a fit
-        interrupted with Ctrl-C.
+    {sampling_parameters}
 
     Attributes
     ----------
@@ -84,34 +63,7 @@ class MinibatchMHPoissonRegression(RegressorMixin, PredictiveQuantilesMixin,
         and per-draw ``lp``, ``acceptance_rate``, ``n_data_read``, ``seconds``.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features,)
-    acceptance_ : AcceptanceTest
-        The test used (``acceptance="auto"`` resolved).
-    proposal_ : Proposal
-        The proposal used (``proposal="auto"`` resolved).
-    control_variates_ : bool
-        Whether the subsampling test read Taylor-proxy residuals (control variates).
-    acceptance_rate_ : float
-        Fraction of kept iterations that accepted.
-    step_size_ : ndarray of shape (n_chains, n_params)
-        Each chain's final per-coordinate proposal standard deviation.
-    thin_ : ndarray of shape (n_chains,)
-        Each chain's iterations per kept draw.
-    n_iter_ : ndarray of shape (n_chains,)
-        Iterations per chain, warm-up included.
-    interrupted_ : bool
-        Ctrl-C stopped the chains; the draws every chain had reached are kept.
-    diagnostics_ : Bunch
-        ``r_hat``, ``ess_bulk``, ``ess_tail``: for each posterior variable, its rank-normalised
-        split R-hat and bulk and tail effective sample sizes (arviz-stats). ``fit`` warns
-        with a ``ConvergenceWarning`` naming the worst parameter when an R-hat exceeds 1.01
-        or a bulk ESS is below 100 per chain.
-    data_passes_ : Bunch
-        Full passes over the data the fit made: ``validation``, ``map_laplace`` (a
-        subsample's as a fraction), ``control_variates``, Firefly's ``firefly_bounds`` and
-        ``firefly_start`` (one per chain), and their ``total``.
-    setup_time_ : float
-        Seconds from the start of ``fit`` to the start of the chains (validation, MAP and
-        Laplace, control variates or Firefly's bounds).
+    {fitted_attributes}
 
     See Also
     --------

@@ -9,11 +9,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..models import StudentTModel
 from ..models._prior import GAUSSIAN, LAPLACE, LOG_SCALE
+from ._docs import shared_docstring
 from ._base import LinearMHEstimator, PredictiveQuantilesMixin
 
 _PRIORS = {"gaussian": GAUSSIAN, "laplace": LAPLACE}
 
 
+@shared_docstring
 class RobustTRegression(RegressorMixin, PredictiveQuantilesMixin, LinearMHEstimator):
     """Bayesian linear regression with Student-t noise: heavy tails, so that outliers do not
     drag the fit, and posterior samples from Firefly Monte Carlo, which queries only the
@@ -62,29 +64,7 @@ class RobustTRegression(RegressorMixin, PredictiveQuantilesMixin, LinearMHEstima
         exact tests and with control variates, slice sampling for Firefly, the random walk
         otherwise (kept in ``proposal_``).
     step_size : "auto" or float, default="auto"
-    temperature : float, default=1.0
-        Every log-likelihood ratio is divided by it; at least 1e-100 (below, the scaled
-        sums overflow).
-    n_draws : int, default=1000
-    n_warmup : int, default=1000
-    thin : "auto" or int, default="auto"
-        Iterations per kept draw. ``"auto"``: each chain's autocorrelation time measured
-        at the end of warm-up, at most 10 (kept in ``thin_``), where iterations are cheap:
-        the subsampling tests and Firefly, and the full-data tests on small data (at most
-        200,000 rows x parameters x thin per draw); otherwise 1.
-    n_chains : int, default=4
-    n_jobs : int or None, default=None
-    random_state : int, RandomState instance or None, default=None
-    verbose : int, default=0
-        Progress when > 0: one tqdm bar per chain if tqdm is installed, otherwise about ten
-        plain lines in all.
-    warm_start : bool, default=False
-        Keep the chains' states (position, generator, tuned proposal, Firefly's bright set)
-        so that the next ``fit`` on the same data continues them up to ``n_draws`` draws per
-        chain, appending; the draws equal those of one longer fit, draw for draw. Only
-        ``n_draws`` (and ``verbose``, ``n_jobs``) may change between the fits. The kept
-        states reference the training data and are not pickled. This also continues a fit
-        interrupted with Ctrl-C.
+    {sampling_parameters}
 
     Attributes
     ----------
@@ -99,34 +79,7 @@ class RobustTRegression(RegressorMixin, PredictiveQuantilesMixin, LinearMHEstima
         ``seconds`` and, with Firefly, ``n_bright``.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features,)
-    acceptance_ : AcceptanceTest
-        The test used (``acceptance="auto"`` resolved).
-    proposal_ : Proposal
-        The proposal used (``proposal="auto"`` resolved).
-    control_variates_ : bool
-        Whether the subsampling test read Taylor-proxy residuals (control variates).
-    acceptance_rate_ : float
-        Fraction of kept iterations that accepted.
-    step_size_ : ndarray of shape (n_chains, n_params)
-        Each chain's final per-coordinate proposal standard deviation.
-    thin_ : ndarray of shape (n_chains,)
-        Each chain's iterations per kept draw.
-    n_iter_ : ndarray of shape (n_chains,)
-        Iterations per chain, warm-up included.
-    interrupted_ : bool
-        Ctrl-C stopped the chains; the draws every chain had reached are kept.
-    diagnostics_ : Bunch
-        ``r_hat``, ``ess_bulk``, ``ess_tail``: for each posterior variable, its rank-normalised
-        split R-hat and bulk and tail effective sample sizes (arviz-stats). ``fit`` warns
-        with a ``ConvergenceWarning`` naming the worst parameter when an R-hat exceeds 1.01
-        or a bulk ESS is below 100 per chain.
-    data_passes_ : Bunch
-        Full passes over the data the fit made: ``validation``, ``map_laplace`` (a
-        subsample's as a fraction), ``control_variates``, Firefly's ``firefly_bounds`` and
-        ``firefly_start`` (one per chain), and their ``total``.
-    setup_time_ : float
-        Seconds from the start of ``fit`` to the start of the chains (validation, MAP and
-        Laplace, control variates or Firefly's bounds).
+    {fitted_attributes}
 
     References
     ----------

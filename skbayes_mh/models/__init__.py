@@ -1,13 +1,19 @@
-"""Likelihood families. Each owns, in one file, its per-row log-likelihood and derivatives
-(a numba link in the linear predictors), its Firefly bound where one exists, and its own
-starting point and bounds; ``_base.py`` gives them the shared passes, MAP, Laplace
-approximation and collapsed bounds. A user's own per-row functions, for
+"""Likelihood families. Each owns, in one file, both halves of its model: the numba side (a
+link giving each row's log-likelihood and its derivatives in the linear predictors, its
+Firefly bound where one exists, its starting point and bounds) and the NumPy side
+(log-likelihood, simulation and predictive quantities on draws), with the layout of its
+parameters. ``_base.py`` gives them the shared passes, MAP, Laplace approximation and
+collapsed bounds. A family registers itself in :data:`FAMILIES` when its file is imported;
+every file here is imported below. A user's own per-row functions, for
 :func:`skbayes_mh.sample`, are wrapped in :mod:`skbayes_mh.sampling` instead."""
-from ._base import LinearData, LinearModel
-from .logistic import LogisticModel
-from .poisson import PoissonModel
-from .softmax import SoftmaxModel
-from .student_t import StudentTModel
+import importlib
+import pkgutil
 
-__all__ = ["LinearData", "LinearModel", "LogisticModel", "PoissonModel", "SoftmaxModel",
-           "StudentTModel"]
+from ._base import FAMILIES, LinearData, LinearModel
+
+for _module in pkgutil.iter_modules(__path__):
+    if not _module.name.startswith("_"):
+        importlib.import_module(f"{__name__}.{_module.name}")
+
+globals().update(FAMILIES)
+__all__ = ["FAMILIES", "LinearData", "LinearModel", *sorted(FAMILIES)]

@@ -218,6 +218,11 @@ def _bound_sums(model, tangent, params, tangent_u, part, begin, end):
     return quad, lin, const, scale_count
 
 
+#: Every likelihood family, by class name: a class defined in a file of ``models/``
+#: registers itself (``models/__init__.py`` imports every such file).
+FAMILIES = {}
+
+
 class LinearModel:
     """A likelihood family whose row log-likelihood depends on theta only through
     ``u = [W x_i + b, extra]`` (see ``_kernels/specs.py``).
@@ -245,6 +250,10 @@ class LinearModel:
     bound_log_scale = 0.0
     #: What ``y`` is: ``"classes"`` (indices into the estimator's ``classes_``) or ``"real"``.
     outcome = "real"
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        FAMILIES[cls.__name__] = cls
 
     def __init__(self, n_outputs=1):
         self.n_outputs = int(n_outputs)
@@ -481,3 +490,36 @@ class LinearModel:
                             inv_temperature * quad, inv_temperature * lin,
                             inv_temperature * const, inv_temperature * scale_count,
                             float(self.bound_log_scale), tangent_u)
+
+
+def discrete_mixture_quantiles(component_ppf, component_cdf, quantiles):
+    """Quantiles of the equal mixture over draws of a count distribution: for each row and
+    ``q``, the smallest count ``k`` whose mixture CDF is at least ``q``, by bisection between
+    the components' own quantiles (which bound the mixture's).
+
+    Parameters
+    ----------
+    component_ppf : callable
+        ``component_ppf(q)``: each draw's quantile ``q`` at each row, ``(n_draws, n_rows)``.
+    component_cdf : callable
+        ``component_cdf(k)`` with ``k`` of shape ``(1, n_rows)``: each draw's CDF there,
+        ``(n_draws, n_rows)``.
+    quantiles : ndarray of shape (n_quantiles,), each in (0, 1)
+
+    Returns
+    -------
+    ndarray of shape (n_rows, n_quantiles), float (whole numbers)
+    """
+    columns = []
+    for q in quantiles:
+        component = component_ppf(q)
+        low = component.min(axis=0) - 1  # CDF(low) < q for every row
+        high = component.max(axis=0)     # CDF(high) >= q
+        while np.any(high - low > 1):
+            middle = np.floor((low + high) / 2)
+            cdf = component_cdf(np.maximum(middle, 0)[None, :]).mean(axis=0)
+            below = (middle < 0) | (cdf < q)
+            low = np.where(below, middle, low)
+            high = np.where(below, high, middle)
+        columns.append(high)
+    return np.stack(columns, axis=1)

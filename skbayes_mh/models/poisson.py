@@ -10,7 +10,7 @@ import numpy as np
 from scipy.special import gammaln, pdtr
 
 from .._kernels._jit import jit
-from ._base import LinearModel
+from ._base import LinearModel, discrete_mixture_quantiles
 
 
 @jit
@@ -54,30 +54,9 @@ class PoissonModel(LinearModel):
 
 
 def poisson_mixture_quantiles(rate, quantiles):
-    """Quantiles of the equal mixture over draws of Poisson(``rate``): for each row and
-    ``q``, the smallest count ``k`` with mixture CDF ``>= q``.
-
-    Parameters
-    ----------
-    rate : ndarray of shape (n_draws, n_rows)
-    quantiles : ndarray of shape (n_quantiles,), each in (0, 1)
-
-    Returns
-    -------
-    ndarray of shape (n_rows, n_quantiles), float (whole numbers)
-    """
+    """Quantiles of the equal mixture over draws of Poisson(``rate``) (``rate`` of shape
+    (n_draws, n_rows)): see :func:`~skbayes_mh.models._base.discrete_mixture_quantiles`."""
     from scipy.stats import poisson
 
-    out = np.empty((rate.shape[1], quantiles.size))
-    for j, q in enumerate(quantiles):
-        component = poisson.ppf(q, rate)
-        low = component.min(axis=0) - 1  # CDF(low) < q for every row
-        high = component.max(axis=0)     # CDF(high) >= q
-        while np.any(high - low > 1):
-            middle = np.floor((low + high) / 2)
-            cdf = pdtr(np.maximum(middle, 0)[None, :], rate).mean(axis=0)
-            below = (middle < 0) | (cdf < q)
-            low = np.where(below, middle, low)
-            high = np.where(below, high, middle)
-        out[:, j] = high
-    return out
+    return discrete_mixture_quantiles(lambda q: poisson.ppf(q, rate), lambda k: pdtr(k, rate),
+                                      quantiles)
