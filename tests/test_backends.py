@@ -13,11 +13,14 @@ import joblib
 import numba
 import numpy as np
 import pytest
+from sklearn.utils import get_tags
 from sklearn.utils.parallel import Parallel, delayed
 
 import skbayes_mh
-from skbayes_mh import (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
-                        MinibatchMHPoissonRegression, RobustTRegression)
+from skbayes_mh import MinibatchMHLogisticRegression
+from skbayes_mh.linear_model import ESTIMATORS as REGISTERED
+
+from _models import target_kind
 
 #: Rows x features of the estimators' data: 1.3 MB of float64 (the size at which Ray failed),
 #: above Ray's 100 KiB inline limit and loky's 1 MiB memory-mapping threshold.
@@ -28,14 +31,14 @@ N_SAMPLE_ROWS = 150_000
 FIT = dict(n_draws=150, n_warmup=150, n_chains=2, n_jobs=2, random_state=0)
 
 
-def make_data(kind):
+def make_data(kind, binary=False):
     rng = np.random.default_rng(1)
     X = rng.standard_normal((N_ROWS, N_FEATURES))
     eta = X @ rng.normal(0.0, 0.3, N_FEATURES)
-    if kind == "binary":
-        y = (eta + rng.logistic(size=N_ROWS) > 0).astype(int)
-    elif kind == "classes":
+    if kind == "classification":  # three classes (two for a binary classifier)
         y = np.digitize(eta + rng.logistic(size=N_ROWS), [-0.5, 0.5])
+        if binary:
+            y = np.minimum(y, 1)
     elif kind == "counts":
         y = rng.poisson(np.exp(0.5 + 0.5 * eta))
     else:
@@ -43,14 +46,19 @@ def make_data(kind):
     return X, y
 
 
+#: Every registered estimator with its defaults, and Firefly (a sampler of its own).
 ESTIMATORS = {
-    "logistic": (lambda: MinibatchMHLogisticRegression(**FIT), "binary"),
+    **{cls.__name__: (lambda cls=cls: cls(**FIT), target_kind(cls))
+       for cls in REGISTERED.values()},
     "logistic-firefly": (lambda: MinibatchMHLogisticRegression(acceptance="firefly", **FIT),
-                         "binary"),
-    "softmax": (lambda: FireflySoftmaxClassifier(**FIT), "classes"),
-    "student-t": (lambda: RobustTRegression(**FIT), "continuous"),
-    "poisson": (lambda: MinibatchMHPoissonRegression(**FIT), "counts"),
+                         "classification"),
 }
+
+
+def estimator_data(make, kind):
+    """The data for an estimator: a binary classifier gets two of the three classes."""
+    binary = kind == "classification" and not get_tags(make()).classifier_tags.multi_class
+    return make_data(kind, binary=binary)
 
 
 def make_loglik():
@@ -114,8 +122,7 @@ def threaded_fits():
     """Every estimator fitted with its chains in threads (the reference)."""
     fits = {}
     for name, (make, kind) in ESTIMATORS.items():
-        X, y = make_data(kind)
-        fits[name] = make().fit(X, y)
+        fits[name] = make().fit(*estimator_data(make, kind))
     return fits
 
 
@@ -131,7 +138,7 @@ def test_every_estimator_gives_the_threaded_draws_on_each_backend(backends, thre
         pytest.skip(f"{backend} is not installed")
     assert os.getpid() not in remote_processes(backends, backend)
     for name, (make, kind) in ESTIMATORS.items():
-        X, y = make_data(kind)
+        X, y = estimator_data(make, kind)
         with backends[backend]():
             remote = make().fit(X, y)
         reference = threaded_fits[name]
@@ -159,7 +166,7 @@ def test_a_chain_from_ray_continues_in_threads(backends):
     arrives as read-only views, and equals one fit asked for every draw at once."""
     if "ray" not in backends:
         pytest.skip("ray is not installed")
-    X, y = make_data("binary")
+    X, y = make_data("classification", binary=True)
     with backends["ray"]():
         fit = MinibatchMHLogisticRegression(warm_start=True, **FIT).fit(X, y)
     fit.set_params(n_draws=2 * FIT["n_draws"]).fit(X, y)
@@ -169,7 +176,7 @@ def test_a_chain_from_ray_continues_in_threads(backends):
 
 def test_read_only_inputs_everywhere_give_the_same_draws():
     """Read-only X, y and weights in this process (as a read-only memmap would be)."""
-    X, y = make_data("binary")
+    X, y = make_data("classification", binary=True)
     weights = np.ones(N_ROWS)
     reference = MinibatchMHLogisticRegression(**FIT).fit(X, y, sample_weight=weights)
     for array in (X, y, weights):

@@ -1,0 +1,172 @@
+"""Bayesian negative-binomial regression for over-dispersed counts (log link), sampled with
+pluggable acceptance tests."""
+import numbers
+
+import numpy as np
+from sklearn.base import RegressorMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ..models._prior import GAUSSIAN, LAPLACE, LOG_SCALE
+from ..models.negative_binomial import NegativeBinomialModel
+from ._docs import shared_docstring
+from ._base import LinearMHEstimator, PredictiveQuantilesMixin
+
+_PRIORS = {"gaussian": GAUSSIAN, "laplace": LAPLACE}
+
+
+@shared_docstring
+class NegativeBinomialRegression(RegressorMixin, PredictiveQuantilesMixin, LinearMHEstimator):
+    """Bayesian negative-binomial regression with a log link, for counts more spread out than
+    Poisson's: ``y ~ NB(mean mu = exp(x @ w + b), dispersion alpha)``, ``Var y = mu + alpha
+    mu^2`` (Poisson as ``alpha -> 0``), with posterior samples of ``w``, ``b`` and ``alpha``
+    from Metropolis-Hastings chains whose acceptance test may read only minibatches.
+
+    Priors: ``w_j`` Gaussian (standard deviation ``prior_scale``, per sd of the feature
+    with ``autoscale``) or Laplace, ``b`` the same family with ``intercept_prior_scale``
+    (on the intercept at the features' means with ``autoscale``), and ``alpha ~
+    Exponential(mean=dispersion_prior_scale)``, sampled as ``log alpha``. In SciPy's terms
+    each count is ``nbinom(n=1/alpha, p=1/(1 + alpha mu))``. Firefly is not available (the
+    log-likelihood has no global quadratic lower bound in the linear predictor), so
+    ``acceptance="firefly"`` is refused with an error.
+
+    Parameters
+    ----------
+    acceptance : str or AcceptanceTest, default="auto"
+        ``"auto"``: the exact ``"metropolis"`` test on all rows when the data have at most
+        5,000 rows, the minibatch Barker test with control variates (``"minibatch"``) above
+        (kept in ``acceptance_``). Or ``"barker"``, ``"austerity"``, ``"confidence"``
+        (with control variates only: the log-likelihood has no global Lipschitz constant)
+        or an object from :mod:`skbayes_mh.acceptance`; not ``"firefly"``.
+    proposal : str or Proposal, default="auto"
+        ``"random_walk"``, ``"mala"``, ``"hmc"``, ``"pcn"``, ``"slice"`` or an object from
+        :mod:`skbayes_mh.proposals`. ``"auto"``: Hamiltonian paths (``"hmc"``) with the
+        exact tests and with control variates, the random walk otherwise (kept in
+        ``proposal_``).
+    step_size : "auto" or float, default="auto"
+        ``"auto"``: shaped by the Laplace covariance, refined and scaled in warm-up. A float:
+        an isotropic proposal scale.
+    prior : {"gaussian", "laplace"}, default="gaussian"
+        The family of the weights' and the intercept's priors.
+    prior_scale : float, default=1.0
+        Scale of each weight's prior (per sd of the feature, with ``autoscale``).
+    autoscale : bool, default=True
+        Priors on the data's scale (rstanarm's autoscaling, ``docs/estimators.md``):
+        ``prior_scale / sd(x_j)`` on weight ``j``, the intercept's prior at the features'
+        means. ``False``: raw-scale priors.
+    fit_intercept : bool, default=True
+    intercept_prior_scale : float, default=10.0
+        Scale of the intercept's prior (wide by default).
+    dispersion_prior_scale : float, default=1.0
+        Mean of the exponential prior on the dispersion ``alpha``.
+    {sampling_parameters}
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        Posterior mean of the weights.
+    intercept_ : float
+        Posterior mean of the intercept (0 without one).
+    dispersion_ : float
+        Posterior mean of the dispersion ``alpha``.
+    posterior_ : Posterior
+        ``coef`` (n_chains, n_draws, n_features), ``intercept`` and ``dispersion``
+        (n_chains, n_draws), and per-draw ``lp``, ``acceptance_rate``, ``n_data_read``,
+        ``seconds``.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features,)
+        Only when ``X`` has string feature names.
+    {fitted_attributes}
+
+    See Also
+    --------
+    MinibatchMHPoissonRegression : counts whose variance equals their mean.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skbayes_mh import NegativeBinomialRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(2000, 2))
+    >>> mu = np.exp(X @ [0.3, -0.2] + 1.0)
+    >>> y = rng.negative_binomial(2.0, 2.0 / (2.0 + mu))   # dispersion 1 / 2
+    >>> reg = NegativeBinomialRegression(n_draws=300, n_warmup=300, n_chains=2,
+    ...                                  random_state=0).fit(X, y)
+    >>> np.round(reg.coef_, 1), round(reg.dispersion_, 1)
+    (array([ 0.3, -0.2]), 0.5)
+    """
+
+    _parameter_constraints = {
+        **LinearMHEstimator._parameter_constraints,
+        "prior": [StrOptions(set(_PRIORS))],
+        "dispersion_prior_scale": [Interval(numbers.Real, 0, None, closed="neither")],
+    }
+
+    def __init__(self, *, acceptance="auto", proposal="auto", step_size="auto",
+                 prior="gaussian", prior_scale=1.0, autoscale=True, fit_intercept=True,
+                 intercept_prior_scale=10.0, dispersion_prior_scale=1.0, temperature=1.0,
+                 n_draws=1000, n_warmup=1000, thin="auto", n_chains=4, n_jobs=None,
+                 random_state=None, verbose=0, warm_start=False):
+        self._store_parameters(locals())
+
+    def fit(self, X, y, sample_weight=None):
+        """Sample the posterior of the weights and the dispersion given ``X`` and counts ``y``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Non-negative counts.
+        sample_weight : array-like of shape (n_samples,) or None
+            Each row's log-likelihood is multiplied by its weight (non-negative; an integer
+            weight counts the row that many times), in every acceptance test and in the
+            autoscaled priors' means and sds.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        X, y, weights, summary = self._fit_data(X, y, sample_weight)
+        if summary["min"] < 0:
+            raise ValueError(f"NegativeBinomialRegression needs non-negative counts y; the "
+                             f"smallest is {summary['min']!r}.")
+        data = self._linear_data(X, y, weights)
+        prior = self._prior(_PRIORS[self.prior] | LOG_SCALE, data, summary, 1,
+                            self.prior_scale, self.intercept_prior_scale,
+                            extra_scales=[self.dispersion_prior_scale])
+        draws, stats = self._sample_posterior(data, self._family(), prior,
+                                              self._acceptance(X.shape[0]))
+        self._set_posterior(draws, stats)
+        return self
+
+    def _family(self, acceptance=None):
+        return NegativeBinomialModel()
+
+    def predict(self, X, return_std=False):
+        """Posterior-predictive mean count: the mean over all stored draws of ``mu = exp(x . w
+        + b)`` (deterministic).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        return_std : bool, default=False
+            Also return the posterior-predictive standard deviation of a new count:
+            ``sqrt(E[mu + alpha mu^2] + Var[mu])`` (negative-binomial noise plus the spread
+            of the mean).
+
+        Returns
+        -------
+        y_mean : ndarray of shape (n_samples,)
+        y_std : ndarray of shape (n_samples,), only with ``return_std``
+        """
+        mean, spread = self._predictive(X, lambda eta: np.exp(eta[..., 0]), variance=True)
+        if not return_std:
+            return mean
+        alpha = self.posterior_.get("dispersion", flat=True)[:, None]
+        excess = self._predictive(X, lambda eta: alpha * np.exp(2.0 * eta[..., 0]))
+        return mean, np.sqrt(mean + excess + spread)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.positive_only = True
+        return tags

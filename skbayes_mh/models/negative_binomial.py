@@ -1,0 +1,211 @@
+"""Negative-binomial regression with the log link: ``y_i ~ NB(mean exp(x_i . w + b),
+dispersion alpha)``, ``Var y_i = mu_i + alpha mu_i^2``, with ``v = log alpha`` sampled (one
+extra parameter: ``u = [eta, v]``).
+
+In SciPy's terms ``y_i ~ nbinom(n=r, p=r / (r + mu_i))`` with ``r = 1 / alpha``. Like
+Poisson regression it has no global quadratic lower bound in ``eta`` (the mean's exponential
+outgrows every quadratic), so Firefly is refused.
+"""
+import math
+
+import numpy as np
+from scipy.special import betainc, gammaln
+from scipy.stats import nbinom
+
+from .._kernels._jit import jit
+from ._base import LinearModel, discrete_mixture_quantiles
+
+#: Below this argument the digamma and trigamma series are first shifted up by recurrence;
+#: at 6 their asymptotic series (to the x^-10 term) are accurate to about 1e-14.
+_SERIES_FROM = 6.0
+
+
+@jit
+def digamma(x):
+    """``psi(x) = d log Gamma(x) / dx`` for ``x > 0``."""
+    shift = 0.0
+    while x < _SERIES_FROM:
+        shift -= 1.0 / x
+        x += 1.0
+    inv = 1.0 / (x * x)
+    series = inv * (1.0 / 12 - inv * (1.0 / 120 - inv * (1.0 / 252 - inv * (1.0 / 240
+                                                                             - inv / 132))))
+    return shift + math.log(x) - 0.5 / x - series
+
+
+@jit
+def trigamma(x):
+    """``psi'(x)`` for ``x > 0``."""
+    shift = 0.0
+    while x < _SERIES_FROM:
+        shift += 1.0 / (x * x)
+        x += 1.0
+    inv = 1.0 / (x * x)
+    series = (1.0 / x + 0.5 * inv
+              + inv / x * (1.0 / 6 - inv * (1.0 / 30 - inv * (1.0 / 42 - inv * (1.0 / 30
+                                                                                 - inv * 5.0 / 66)))))
+    return shift + series
+
+
+#: From this size ``r = 1 / alpha`` on, differences of log-gamma, digamma and trigamma at
+#: ``r + y`` and ``r`` come from differences of their Stirling series (accurate to about
+#: 1e-16 there), so that they stay accurate as ``r`` grows (near-Poisson counts) instead of
+#: cancelling.
+_STIRLING_FROM = 10.0
+#: Beyond this ``r / (y + 1)`` the differences take their limits' leading terms.
+_HUGE_SIZE = 1e15
+#: Outside ``(_TINY_SIZE, _HUGE_SIZE_LIMIT)`` the link is its limit: for ``alpha`` beyond
+#: 1e150 every positive count has vanishing likelihood (the Exponential prior puts no mass
+#: there), below 1e-300 the counts are Poisson.
+_TINY_SIZE = 1e-150
+_HUGE_SIZE_LIMIT = 1e300
+
+
+@jit
+def _stirling_tail(z):
+    """``lgamma(z) - ((z - 1/2) log z - z + log(2 pi) / 2)`` for ``z >= 10``."""
+    inv = 1.0 / z
+    inv2 = inv * inv
+    return inv * (1.0 / 12 - inv2 * (1.0 / 360 - inv2 * (1.0 / 1260 - inv2 / 1680)))
+
+
+@jit
+def _digamma_tail(z):
+    """``psi(z) - (log z - 1 / (2 z))`` for ``z >= 10``."""
+    inv2 = 1.0 / (z * z)
+    return -inv2 * (1.0 / 12 - inv2 * (1.0 / 120 - inv2 * (1.0 / 252 - inv2 / 240)))
+
+
+@jit
+def _trigamma_tail(z):
+    """``psi'(z) - (1 / z + 1 / (2 z^2))`` for ``z >= 10``."""
+    inv = 1.0 / z
+    inv2 = inv * inv
+    return inv2 * inv * (1.0 / 6 - inv2 * (1.0 / 30 - inv2 * (1.0 / 42 - inv2 / 30)))
+
+
+@jit
+def log_gamma_ratio(y, r):
+    """``lgamma(y + r) - lgamma(r) - y log r``."""
+    if r < _STIRLING_FROM:
+        return math.lgamma(y + r) - math.lgamma(r) - y * math.log(r)
+    if r > _HUGE_SIZE * (y + 1.0):
+        return 0.5 * y * (y - 1.0) / r
+    z = r + y
+    return (z - 0.5) * math.log1p(y / r) - y + _stirling_tail(z) - _stirling_tail(r)
+
+
+@jit
+def size_digamma_difference(y, r):
+    """``r (psi(y + r) - psi(r))``."""
+    if r < _STIRLING_FROM:
+        return r * (digamma(y + r) - digamma(r))
+    if r > _HUGE_SIZE * (y + 1.0):
+        return y - 0.5 * y * (y - 1.0) / r
+    z = r + y
+    return r * math.log1p(y / r) + 0.5 * y / z + r * (_digamma_tail(z) - _digamma_tail(r))
+
+
+@jit
+def size_trigamma_difference(y, r):
+    """``r^2 (psi'(y + r) - psi'(r))``."""
+    if r < _STIRLING_FROM:
+        return r * r * (trigamma(y + r) - trigamma(r))
+    if r > _HUGE_SIZE * (y + 1.0):
+        return -y
+    z = r + y
+    return (-y * r / z - 0.5 * y * (z + r) / (z * z)
+            + r * r * (_trigamma_tail(z) - _trigamma_tail(r)))
+
+
+@jit
+def negative_binomial_link(u, y, params, order, d1, d2):
+    """``log NB(y | mu = exp(eta), alpha = exp(v))`` without ``-log y!``, and its derivatives
+    in ``(eta, v)``. Written in ``alpha mu`` and the ratios above, so that it stays finite
+    and accurate as ``alpha -> 0`` (Poisson) or grows."""
+    eta, v = u[0], u[1]
+    mu = math.exp(eta)
+    alpha = math.exp(v)
+    r = math.exp(-v)
+    if not _TINY_SIZE < r < _HUGE_SIZE_LIMIT:  # alpha beyond 1e150 or below 1e-300: limits
+        if r <= _TINY_SIZE:
+            value = 0.0 if y == 0.0 else -math.inf
+        else:  # Poisson
+            value = y * eta - mu
+        if order >= 1:
+            d1[:] = 0.0
+            if order >= 2:
+                d2[:] = 0.0
+        return value
+    am = alpha * mu
+    log_q = math.log1p(am)
+    # log(1 + alpha mu) / alpha, with its series where the quotient would lose digits.
+    log_q_over_alpha = log_q / alpha if am > 1e-8 else mu * (1.0 - am * (0.5 - am / 3.0))
+    value = log_gamma_ratio(y, r) + y * eta - y * log_q - log_q_over_alpha
+    if order >= 1:
+        q = 1.0 + am
+        r_dpsi = size_digamma_difference(y, r)
+        d1[0] = (y - mu) / q
+        d1[1] = -r_dpsi + log_q_over_alpha + (y - mu) / q
+        if order >= 2:
+            cross = -(y - mu) * am / (q * q)
+            d2[0, 0] = -mu * (1.0 + alpha * y) / (q * q)
+            d2[0, 1] = cross
+            d2[1, 0] = cross
+            d2[1, 1] = (r_dpsi + size_trigamma_difference(y, r) + mu / q - log_q_over_alpha
+                        + cross)
+    return value
+
+
+#: The smallest dispersion the start takes from the counts' moments (near-Poisson data).
+MIN_START_DISPERSION = 0.01
+
+
+class NegativeBinomialModel(LinearModel):
+    """Negative-binomial counts with a log link and a sampled dispersion (one extra
+    parameter, its log)."""
+
+    name = "negative binomial"
+    link = negative_binomial_link
+    n_extra = 1
+
+    def extra_parameters(self):
+        """The dispersion ``alpha`` (``Var y = mu + alpha mu^2``), sampled as its log."""
+        return (("dispersion", np.exp, np.log),)
+
+    def initial_theta(self, data, prior):
+        """Zero weights, the intercept at the log of the mean count and the dispersion from
+        the counts' first two moments (at least :data:`MIN_START_DISPERSION`)."""
+        theta = np.zeros(self.n_params(data))
+        y = np.asarray(data.y, dtype=np.float64)
+        mean = max(float(np.mean(y)), 1e-3) if data.n_rows else 1.0
+        if data.intercept:
+            theta[data.block - 1] = math.log(mean)
+        excess = (float(np.var(y)) - mean) / mean**2 if data.n_rows else 1.0
+        theta[-1] = math.log(max(excess, MIN_START_DISPERSION))
+        return theta
+
+    @staticmethod
+    def _size_and_log_mean(eta, variables):
+        """``r = 1 / alpha`` per draw ``(n_draws, 1)`` and ``log mu = eta`` ``(n_draws, n_rows)``."""
+        return 1.0 / variables["dispersion"][:, None], eta[..., 0]
+
+    def log_likelihood(self, eta, variables, y):
+        """The negative-binomial log mass of counts ``y`` (SciPy's ``nbinom.logpmf`` with
+        ``n = r``, ``p = r / (r + mu)``), in logs so that large means do not overflow."""
+        r, log_mu = self._size_and_log_mean(eta, variables)
+        log_total = np.logaddexp(np.log(r), log_mu)
+        return (gammaln(y[None, :] + r) - gammaln(r) - gammaln(y + 1.0)[None, :]
+                + r * (np.log(r) - log_total) + y[None, :] * (log_mu - log_total))
+
+    def simulate(self, eta, variables, rng):
+        r, log_mu = self._size_and_log_mean(eta, variables)
+        r = np.broadcast_to(r, log_mu.shape)
+        return rng.negative_binomial(r, r / (r + np.exp(log_mu))).astype(np.float64)
+
+    def mixture_quantiles(self, eta, variables, quantiles):
+        r, log_mu = self._size_and_log_mean(eta, variables)
+        p = r / (r + np.exp(log_mu))
+        # The CDF at k is the regularised incomplete beta I_p(r, k + 1), for any real r.
+        return discrete_mixture_quantiles(lambda q: nbinom.ppf(q, r, p),
+                                          lambda k: betainc(r, k + 1.0, p), quantiles)

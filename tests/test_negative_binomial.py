@@ -1,0 +1,165 @@
+"""NegativeBinomialRegression: the link and the NumPy side against SciPy's ``nbinom`` and
+finite differences, scikit-learn citizenship, agreement with a long exact chain of an
+independently written model, predictions, and the refusal of Firefly."""
+import math
+
+import numba
+import numpy as np
+import pytest
+from scipy import special, stats
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import skbayes_mh
+from skbayes_mh import NegativeBinomialRegression
+from skbayes_mh.models.negative_binomial import (NegativeBinomialModel, digamma,
+                                                 negative_binomial_link, trigamma)
+
+from _models import STOCHASTIC_CHECKS
+
+FAST = dict(n_draws=60, n_warmup=60, n_chains=2)
+#: |z| limit for a posterior mean or sd against the reference (z from Monte Carlo errors).
+Z_LIMIT = 4.0
+
+
+def counts(n, seed=0, weights=(0.3, -0.2), intercept=1.0, dispersion=0.5):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, len(weights)))
+    mu = np.exp(X @ np.array(weights) + intercept)
+    r = 1.0 / dispersion
+    return X, rng.negative_binomial(r, r / (r + mu)).astype(float)
+
+
+def test_digamma_and_trigamma_match_scipy():
+    x = np.array([1e-6, 0.01, 0.3, 1.0, 2.5, 5.99, 6.0, 10.0, 123.4, 1e5, 1e9])
+    np.testing.assert_allclose([digamma(v) for v in x], special.digamma(x), rtol=1e-10,
+                               atol=1e-12)
+    np.testing.assert_allclose([trigamma(v) for v in x], special.polygamma(1, x), rtol=1e-9)
+
+
+@pytest.mark.parametrize("eta", [-3.0, 0.2, 2.0, 8.0])
+@pytest.mark.parametrize("log_dispersion", [-4.0, -1.0, 0.3, 2.0])
+def test_link_matches_scipy_and_finite_differences(eta, log_dispersion):
+    r = math.exp(-log_dispersion)
+    p = r / (r + math.exp(eta))
+    h = 1e-5
+    for y in (0.0, 1.0, 7.0, 300.0):
+        u = np.array([eta, log_dispersion])
+        d1, d2 = np.zeros(2), np.zeros((2, 2))
+        value = negative_binomial_link(u, y, np.zeros(0), 2, d1, d2)
+        # The link leaves out -log y!, a constant in the parameters.
+        assert value == pytest.approx(stats.nbinom.logpmf(y, r, p) + special.gammaln(y + 1),
+                                      rel=1e-12, abs=1e-12)
+        for a in range(2):
+            step = np.zeros(2)
+            step[a] = h
+            up, down = np.zeros(2), np.zeros(2)
+            scratch = np.zeros((2, 2))
+            f_up = negative_binomial_link(u + step, y, np.zeros(0), 1, up, scratch)
+            f_down = negative_binomial_link(u - step, y, np.zeros(0), 1, down, scratch)
+            assert d1[a] == pytest.approx((f_up - f_down) / (2 * h), rel=1e-6, abs=1e-6)
+            np.testing.assert_allclose(d2[a], (up - down) / (2 * h), rtol=1e-5, atol=1e-5)
+
+
+def test_numpy_side_matches_scipy():
+    model = NegativeBinomialModel()
+    rng = np.random.default_rng(0)
+    eta = rng.normal(1.0, 1.0, size=(4, 30, 1))
+    dispersion = np.array([0.1, 0.5, 1.0, 3.0])
+    variables = {"dispersion": dispersion}
+    y = rng.integers(0, 20, size=30).astype(float)
+    r = 1.0 / dispersion[:, None]
+    p = r / (r + np.exp(eta[..., 0]))
+    np.testing.assert_allclose(model.log_likelihood(eta, variables, y),
+                               stats.nbinom.logpmf(y[None, :], r, p), rtol=1e-12, atol=1e-12)
+    quantiles = np.array([0.05, 0.5, 0.95])
+    found = model.mixture_quantiles(eta, variables, quantiles)
+    for row in range(30):
+        for j, q in enumerate(quantiles):
+            k = found[row, j]
+            cdf = stats.nbinom.cdf(np.array([[k - 1], [k]]), r[:, 0], p[:, row]).mean(axis=1)
+            assert cdf[1] >= q and (k == 0 or cdf[0] < q)  # the smallest count reaching q
+    # Simulation: one draw, many rows with the same mean; mean and variance within 4 sds.
+    flat = np.full((1, 200_000, 1), np.log(3.0))
+    draws = model.simulate(flat, {"dispersion": np.array([0.5])}, rng)[0]
+    mean, variance = 3.0, 3.0 + 0.5 * 9.0
+    assert abs(draws.mean() - mean) < 4 * math.sqrt(variance / draws.size)
+    assert abs(draws.var() / variance - 1) < 0.03
+
+
+@parametrize_with_checks([NegativeBinomialRegression(**FAST),
+                          NegativeBinomialRegression(acceptance="minibatch", prior="laplace",
+                                                     **FAST)],
+                         expected_failed_checks=lambda estimator: STOCHASTIC_CHECKS)
+def test_scikit_learn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+@numba.njit
+def reference_loglik(theta, data, i):
+    """The same model written out independently: ``data[i] = [x_1, x_2, y]``, theta ``[w_1,
+    w_2, b, log alpha]``."""
+    mu = math.exp(theta[0] * data[i, 0] + theta[1] * data[i, 1] + theta[2])
+    r = math.exp(-theta[3])
+    y = data[i, 2]
+    return (math.lgamma(y + r) - math.lgamma(r) - math.lgamma(y + 1.0)
+            + r * math.log(r / (r + mu)) + y * math.log(mu / (r + mu)))
+
+
+@numba.njit
+def reference_log_prior(theta):
+    """``w ~ N(0, 1)``, ``b ~ N(0, 10^2)``, ``alpha ~ Exponential(1)`` on ``log alpha``
+    (Jacobian included): the estimator's prior with ``autoscale=False``."""
+    return (-0.5 * (theta[0] ** 2 + theta[1] ** 2) - 0.5 * (theta[2] / 10.0) ** 2
+            + theta[3] - math.exp(theta[3]))
+
+
+@pytest.fixture(scope="module")
+def exact_reference():
+    """A long random-walk Metropolis chain of the independently written model."""
+    X, y = counts(400, seed=1)
+    data = np.column_stack([X, y])
+    start = np.array([0.3, -0.2, 1.0, math.log(0.5)])
+    result = skbayes_mh.sample(reference_loglik, data, start, step_size=0.06,
+                               log_prior=reference_log_prior, acceptance="metropolis",
+                               n_draws=200_000, n_warmup=5000, random_state=1)
+    draws = result.draws[::10]
+    return X, y, draws
+
+
+def test_default_fit_agrees_with_a_long_exact_chain_of_an_independent_model(exact_reference):
+    X, y, reference = exact_reference
+    reg = NegativeBinomialRegression(autoscale=False, n_draws=4000, n_chains=2,
+                                     random_state=2).fit(X, y)
+    draws = np.column_stack([reg.posterior_.get("coef", flat=True),
+                             reg.posterior_.get("intercept", flat=True),
+                             np.log(reg.posterior_.get("dispersion", flat=True))])
+    ess = min(float(np.min(v)) for v in reg.diagnostics_["ess_bulk"].values())
+    reference_ess = skbayes_mh.diagnostics.ess_bulk(reference[None])
+    sd = reference.std(axis=0)
+    error = sd * np.sqrt(1.0 / ess + 1.0 / reference_ess)
+    z = (draws.mean(axis=0) - reference.mean(axis=0)) / error
+    assert np.all(np.abs(z) < Z_LIMIT), z
+    ratio = draws.std(axis=0) / sd
+    assert np.all(np.abs(ratio - 1) < Z_LIMIT * np.sqrt(0.5 / ess + 0.5 / reference_ess)), ratio
+
+
+def test_predictions_are_posterior_predictive_means():
+    X, y = counts(500, seed=4)
+    reg = NegativeBinomialRegression(random_state=0, **FAST).fit(X, y)
+    coef = reg.posterior_.get("coef", flat=True)
+    intercept = reg.posterior_.get("intercept", flat=True)
+    alpha = reg.posterior_.get("dispersion", flat=True)
+    mu = np.exp(X[:6] @ coef.T + intercept)
+    mean, std = reg.predict(X[:6], return_std=True)
+    np.testing.assert_allclose(mean, mu.mean(axis=1), rtol=1e-12)
+    noise = (mu + alpha * mu**2).mean(axis=1)
+    np.testing.assert_allclose(std, np.sqrt(noise + mu.var(axis=1)), rtol=1e-12)
+    assert reg.dispersion_ == pytest.approx(alpha.mean())
+
+
+def test_firefly_is_refused_and_bad_counts_too():
+    X, y = counts(100)
+    with pytest.raises(ValueError, match="no global quadratic lower bound"):
+        NegativeBinomialRegression(acceptance="firefly", **FAST).fit(X, y)
+    with pytest.raises(ValueError, match="non-negative"):
+        NegativeBinomialRegression(**FAST).fit(X, y - 5)
