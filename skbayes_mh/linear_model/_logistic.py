@@ -1,13 +1,15 @@
 """Bayesian binary logistic regression sampled with pluggable acceptance tests."""
 
 import numpy as np
-from scipy.special import expit, logit
+from scipy.special import logit
 from sklearn.base import ClassifierMixin
 from sklearn.utils import Bunch
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..models import LogisticModel
+from ..models.logistic import LogisticModel
+from ..models.probit import ProbitModel
 from .._validation import checked_reference_proba
 from ..models._prior import GAUSSIAN
 from ._docs import shared_docstring
@@ -16,10 +18,11 @@ from ._base import LinearMHEstimator, ProbabilityDrawsMixin
 
 @shared_docstring
 class MinibatchMHLogisticRegression(ClassifierMixin, ProbabilityDrawsMixin, LinearMHEstimator):
-    """Bayesian logistic regression: posterior samples from Metropolis-Hastings chains
-    whose acceptance test may read only minibatches of the data.
+    """Bayesian logistic (or probit) regression: posterior samples from Metropolis-Hastings
+    chains whose acceptance test may read only minibatches of the data.
 
-    Model: ``p(y = 1 | x) = 1 / (1 + exp(-(x . w + b)))``, ``w_k ~ N(0, (prior_scale /
+    Model: ``p(y = 1 | x) = 1 / (1 + exp(-(x . w + b)))`` (``link="probit"``: ``Phi(x . w +
+    b)``, the standard normal CDF), ``w_k ~ N(0, (prior_scale /
     sd(x_k))^2)`` and ``b + mean(x) . w ~ N(0, intercept_prior_scale^2)`` (with
     ``autoscale=False``: ``w_k ~ N(0, prior_scale^2)``, ``b ~ N(0,
     intercept_prior_scale^2)``); the target is the tempered posterior
@@ -28,12 +31,16 @@ class MinibatchMHLogisticRegression(ClassifierMixin, ProbabilityDrawsMixin, Line
 
     Parameters
     ----------
+    link : {"logit", "probit"}, default="logit"
+        The inverse link from the linear predictor to ``p(y = classes_[1])``: the logistic
+        function or the standard normal CDF.
     acceptance : str or AcceptanceTest, default="auto"
         ``"auto"``: the exact ``"metropolis"`` test on all rows when the data have at most
         5,000 rows, the minibatch Barker test with control variates (``"minibatch"``) above
         (the choice is kept in ``acceptance_``; docs/choosing.md has the measurements).
         Or ``"barker"``, ``"minibatch"``, ``"austerity"``, ``"confidence"``, ``"firefly"``
-        (exact, with Jaakkola-Jordan bounds) or an object from :mod:`skbayes_mh.acceptance`
+        (exact, with Jaakkola-Jordan bounds; for the probit link the tangent quadratic of
+        ``log Phi`` with curvature 1) or an object from :mod:`skbayes_mh.acceptance`
         (cloned in ``fit``).
     proposal : str or Proposal, default="auto"
         ``"random_walk"``, ``"mala"``, ``"hmc"``, ``"pcn"``, ``"slice"`` or an object from
@@ -93,7 +100,12 @@ class MinibatchMHLogisticRegression(ClassifierMixin, ProbabilityDrawsMixin, Line
     ((2, 2), (2, 200, 4))
     """
 
-    def __init__(self, *, acceptance="auto", proposal="auto", step_size="auto",
+    _parameter_constraints = {
+        **LinearMHEstimator._parameter_constraints,
+        "link": [StrOptions({"logit", "probit"})],
+    }
+
+    def __init__(self, *, link="logit", acceptance="auto", proposal="auto", step_size="auto",
                  prior_scale=1.0, autoscale=True, fit_intercept=True,
                  intercept_prior_scale=10.0,
                  temperature=1.0, n_draws=1000, n_warmup=1000, thin="auto", n_chains=4,
@@ -138,7 +150,11 @@ class MinibatchMHLogisticRegression(ClassifierMixin, ProbabilityDrawsMixin, Line
         return self
 
     def _family(self, acceptance=None):
-        return LogisticModel()
+        return ProbitModel() if self.link == "probit" else LogisticModel()
+
+    def _positive(self, eta):
+        """``p(y = classes_[1])`` under each draw's linear predictors ``eta`` (..., 1)."""
+        return self._family().class_probabilities(eta, {})[..., 1]
 
     def predict_proba(self, X):
         """Posterior-predictive probabilities: the mean over all stored draws of
@@ -152,7 +168,7 @@ class MinibatchMHLogisticRegression(ClassifierMixin, ProbabilityDrawsMixin, Line
         -------
         ndarray of shape (n_samples, 2), columns in ``classes_`` order.
         """
-        positive = self._predictive(X, lambda eta: expit(eta[..., 0]))
+        positive = self._predictive(X, self._positive)
         return np.column_stack([1.0 - positive, positive])
 
     def predict_log_proba(self, X):
@@ -201,7 +217,8 @@ class MinibatchMHLogisticRegression(ClassifierMixin, ProbabilityDrawsMixin, Line
         counts = np.arange(1, self.posterior_.n_draws + 1)
         risk = np.empty((self.posterior_.n_chains, self.posterior_.n_draws))
         for chain in range(self.posterior_.n_chains):
-            running = np.cumsum(expit(X @ coef[chain].T + intercept[chain]), axis=1) / counts
+            eta = (X @ coef[chain].T + intercept[chain])[..., None]
+            running = np.cumsum(self._positive(eta), axis=1) / counts
             risk[chain] = np.mean((running - reference[:, None]) ** 2, axis=0)
         return Bunch(risk=risk, n_draws=counts,
                      n_data_read=np.cumsum(self.posterior_["n_data_read"], axis=1),
