@@ -226,6 +226,23 @@ class LinearMHEstimator(BaseEstimator):
         self._check_memory()
         return X, y, read_only(weights), self._shard_summary(summary, classes)
 
+    def _fit_counts(self, X, y, sample_weight, prior_kind, extra_scales=()):
+        """``fit`` of a count regression: validate, refuse negative counts, build the prior
+        (``prior_kind`` on the weights and intercept, then ``extra_scales`` for the family's
+        extra parameters), sample and store the posterior."""
+        self._validate_params()
+        X, y, weights, summary = self._fit_data(X, y, sample_weight)
+        if summary["min"] < 0:
+            raise ValueError(f"{type(self).__name__} needs non-negative counts y; the "
+                             f"smallest is {summary['min']!r}.")
+        data = self._linear_data(X, y, weights)
+        prior = self._prior(prior_kind, data, summary, 1, self.prior_scale,
+                            self.intercept_prior_scale, extra_scales=extra_scales)
+        draws, stats = self._sample_posterior(data, self._family(), prior,
+                                              self._acceptance(X.shape[0]))
+        self._set_posterior(draws, stats)
+        return self
+
     def _check_memory(self):
         """A ``ValueError`` naming ``n_draws`` or ``n_warmup`` when the draws they ask for
         cannot fit in this machine's memory (instead of an allocation that fails late, or

@@ -125,19 +125,8 @@ class NegativeBinomialRegression(RegressorMixin, PredictiveQuantilesMixin, Linea
         -------
         self
         """
-        self._validate_params()
-        X, y, weights, summary = self._fit_data(X, y, sample_weight)
-        if summary["min"] < 0:
-            raise ValueError(f"NegativeBinomialRegression needs non-negative counts y; the "
-                             f"smallest is {summary['min']!r}.")
-        data = self._linear_data(X, y, weights)
-        prior = self._prior(_PRIORS[self.prior] | LOG_SCALE, data, summary, 1,
-                            self.prior_scale, self.intercept_prior_scale,
-                            extra_scales=[self.dispersion_prior_scale])
-        draws, stats = self._sample_posterior(data, self._family(), prior,
-                                              self._acceptance(X.shape[0]))
-        self._set_posterior(draws, stats)
-        return self
+        return self._fit_counts(X, y, sample_weight, _PRIORS[self.prior] | LOG_SCALE,
+                                extra_scales=[self.dispersion_prior_scale])
 
     def _family(self, acceptance=None):
         return NegativeBinomialModel()

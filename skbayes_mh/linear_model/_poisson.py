@@ -113,18 +113,7 @@ class MinibatchMHPoissonRegression(RegressorMixin, PredictiveQuantilesMixin,
         -------
         self
         """
-        self._validate_params()
-        X, y, weights, summary = self._fit_data(X, y, sample_weight)
-        if summary["min"] < 0:
-            raise ValueError(f"MinibatchMHPoissonRegression needs non-negative counts y; the "
-                             f"smallest is {summary['min']!r}.")
-        data = self._linear_data(X, y, weights)
-        prior = self._prior(_PRIORS[self.prior], data, summary, 1, self.prior_scale,
-                            self.intercept_prior_scale)
-        draws, stats = self._sample_posterior(data, self._family(), prior,
-                                              self._acceptance(X.shape[0]))
-        self._set_posterior(draws, stats)
-        return self
+        return self._fit_counts(X, y, sample_weight, _PRIORS[self.prior])
 
     def _family(self, acceptance=None):
         return PoissonModel()
