@@ -104,24 +104,23 @@ def encode_dask_labels(y, classes, dtype):
                         dtype=dtype)
 
 
-def _run_on_block(function, X, y, weights, intercept, offset):
-    from .models._base import LinearData
+def _run_on_block(function, container, X, y, weights, intercept, offset):
     X = read_only(np.ascontiguousarray(X))
     y = read_only(np.ascontiguousarray(y, dtype=X.dtype))
-    part = LinearData(X, y, read_only(weights), intercept, row_offset=offset)
+    part = container(X, y, read_only(weights), intercept, row_offset=offset)
     return function(part, 0, part.n_rows)
 
 
 def map_dask_parts(function, data):
     """``[function(part, 0, rows) for each row block]`` as Dask tasks, in block order:
-    ``part`` is a :class:`~skbayes_mh.models.LinearData` of the block's rows (its
-    ``row_offset`` the block's first row)."""
+    ``part`` is a data container of ``data``'s type (:class:`~skbayes_mh.models.LinearData`)
+    holding the block's rows (its ``row_offset`` the block's first row)."""
     from dask import delayed
     tasks = []
     for xb, yb, offset, size in zip(data.X.to_delayed().ravel(), data.y.to_delayed().ravel(),
                                     row_offsets(data.X), data.X.chunks[0]):
         weights = data.weights[offset:offset + size] if data.weights.size else data.weights
-        tasks.append(delayed(_run_on_block)(function, xb, yb, weights, data.intercept,
+        tasks.append(delayed(_run_on_block)(function, type(data), xb, yb, weights, data.intercept,
                                             int(offset)))
     return _compute(tasks)
 
@@ -129,10 +128,9 @@ def map_dask_parts(function, data):
 def gather(data):
     """``data`` with its rows brought into this process's memory (for the chains)."""
     import dask
-    from .models._base import LinearData
     X, y = dask.compute(data.X, data.y)
     X = read_only(np.ascontiguousarray(X))
-    return LinearData(X, read_only(np.ascontiguousarray(y, dtype=X.dtype)), data.weights,
+    return type(data)(X, read_only(np.ascontiguousarray(y, dtype=X.dtype)), data.weights,
                       data.intercept)
 
 

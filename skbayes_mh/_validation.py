@@ -1,6 +1,7 @@
 """Checks at the Python boundary, before anything reaches numba: every failure is a
 ValueError/TypeError naming the parameter, never a numba traceback."""
 import numbers
+import os
 import weakref
 
 import numba
@@ -189,3 +190,56 @@ def checked_reference_proba(reference_proba, n_rows):
         raise ValueError(f"reference_proba must be probabilities in [0, 1]; row {row} is "
                          f"{float(reference[row])}.")
     return reference
+
+
+#: Per-draw statistics kept beside each draw (lp, acceptance rate, rows read, seconds,
+#: bright count), 8 bytes each.
+STATS_PER_DRAW = 5
+#: Values (of a feature or of y) above this in magnitude overflow the sums of squares
+#: behind the Laplace approximation and the autoscaled priors: fit asks for rescaling.
+MAX_MAGNITUDE = 1e100
+
+
+def check_magnitudes(summary, classes):
+    """A ``ValueError`` naming the column (or y) whose mean or sd in ``summary`` (the
+    validation pass's) is beyond :data:`MAX_MAGNITUDE` or overflowed."""
+    for name, values in (("mean", summary["x_mean"]), ("sd", summary["x_std"])):
+        values = np.abs(np.asarray(values, dtype=float))
+        bad = np.flatnonzero(~(values <= MAX_MAGNITUDE))
+        if bad.size:
+            raise ValueError(f"Feature {bad[0]} of X has a {name} of {values[bad[0]]:.3g}: "
+                             f"values beyond {MAX_MAGNITUDE:.0e} overflow the sums the "
+                             f"sampler needs. Rescale it (e.g. StandardScaler).")
+    if not classes:
+        for key in ("mean", "std"):
+            value = abs(float(summary[key]))
+            if not value <= MAX_MAGNITUDE:
+                raise ValueError(f"y has a {'sd' if key == 'std' else key} of {value:.3g}: "
+                                 f"values beyond {MAX_MAGNITUDE:.0e} overflow the sums the "
+                                 f"sampler needs. Rescale y.")
+
+
+def check_draws_memory(n_chains, n_draws, n_warmup, n_features):
+    """A ``ValueError`` naming ``n_draws`` or ``n_warmup`` when the draws they ask for
+    cannot fit in this machine's memory (instead of an allocation that fails late, or a run
+    of hours). The parameters are counted from below (one output and an intercept), so no
+    fit that fits is refused."""
+    n_params = n_features + 1
+    kept = n_chains * n_draws * 8 * (n_params + STATS_PER_DRAW)
+    warmup = n_chains * n_warmup * 8 * n_params
+    available = physical_memory()
+    if kept + warmup > available:
+        culprit, value = ("n_draws", n_draws) if kept >= warmup else ("n_warmup", n_warmup)
+        raise ValueError(
+            f"{culprit}={value:,} with n_chains={n_chains} asks for about "
+            f"{(kept + warmup) / 2**30:,.1f} GiB of draws, more than this machine's "
+            f"{available / 2**30:,.1f} GiB of memory. Keep fewer draws (a larger thin keeps "
+            f"fewer of the iterations).")
+
+
+def physical_memory():
+    """Bytes of physical memory (infinity where the platform does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return float("inf")

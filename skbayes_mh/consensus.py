@@ -108,9 +108,7 @@ def _fit_shard(estimator, n_shards, summary, seed, X_blocks, y_blocks):
     X = X_blocks[0] if len(X_blocks) == 1 else np.concatenate(X_blocks)
     y = y_blocks[0] if len(y_blocks) == 1 else np.concatenate(y_blocks)
     shard = clone(estimator).set_params(random_state=seed)
-    shard._consensus_shard = {"prior_power": 1.0 / n_shards, "summary": summary}
-    shard.fit(X, y)
-    del shard._consensus_shard
+    shard._fit(X, y, summary=summary, prior_power=1.0 / n_shards)
     shard.shard_rows_ = X.shape[0]
     return shard
 

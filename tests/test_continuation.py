@@ -186,7 +186,7 @@ def test_a_set_stop_event_stops_worker_threads_between_chunks(monkeypatch):
     chunks of at most about MAX_CHUNK_SECONDS."""
     import contextlib
 
-    from skbayes_mh.linear_model import _base
+    from skbayes_mh._core import fit as core
 
     event = threading.Event()
 
@@ -194,7 +194,7 @@ def test_a_set_stop_event_stops_worker_threads_between_chunks(monkeypatch):
     def fake_interruptible(description):
         yield event
 
-    monkeypatch.setattr(_base, "interruptible", fake_interruptible)
+    monkeypatch.setattr(core, "interruptible", fake_interruptible)
     X, y = tall_breast_cancer()
     clf = MinibatchMHLogisticRegression(acceptance="metropolis", n_draws=10**6, n_warmup=50,
                                         n_chains=2, n_jobs=2, random_state=0)

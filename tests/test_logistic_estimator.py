@@ -234,7 +234,7 @@ def test_default_fit_on_breast_cancer_thins_and_converges():
     breast cancer data converges; on data too large for that it keeps every iteration."""
     from sklearn.datasets import load_breast_cancer
 
-    from skbayes_mh.linear_model._base import AUTO_FULL_DATA_WORK, AUTO_MAX_THIN
+    from skbayes_mh._core.auto import AUTO_FULL_DATA_WORK, AUTO_MAX_THIN
 
     X, y = load_breast_cancer(return_X_y=True)
     clf = MinibatchMHLogisticRegression(random_state=1).fit(X, y)  # R-hat 1.012 when unthinned

@@ -22,6 +22,9 @@ class AcceptanceTest(BaseEstimator):
         exact auxiliary-variable scheme).
     barker : bool
         Whether it accepts with Barker's function rather than Metropolis'.
+
+    The fitting code asks a test what it needs and does through the capabilities below,
+    never by its name.
     """
 
     name = None
@@ -32,7 +35,24 @@ class AcceptanceTest(BaseEstimator):
     #: Whether the test accepts with Barker's function (its optimal acceptance rates are
     #: lower than under Metropolis').
     barker = False
+    #: Whether the test runs on the model's collapsible lower bounds, each row's likelihood
+    #: split into a bound and a bright/dark auxiliary variable (Firefly): it is then its
+    #: own sampler (:class:`~skbayes_mh.sampling.FireflySampler`) carrying the gradient of
+    #: the bright rows.
+    needs_bounds = False
+    #: Whether the test bounds the log-likelihood ratios' range with the model's per-row
+    #: Lipschitz constant (filled in from the model when its ``lipschitz`` is None).
+    needs_lipschitz = False
+    #: Whether its control variates' range bound is measured in the Laplace-whitened
+    #: distance from the proxies' centre.
+    whitened_control_variates = False
     _kernel_id = None
+
+    @property
+    def reads_all_rows(self):
+        """Whether every iteration reads every row (the exact full-data tests): thinning
+        then multiplies the fit's cost, where a subsampling test or Firefly thins cheaply."""
+        return not (self.subsampling or self.needs_bounds)
 
     def validate(self):
         """Check the parameters; raise ``ValueError``/``TypeError`` naming the bad one."""

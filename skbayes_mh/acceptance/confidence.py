@@ -66,6 +66,8 @@ class ConfidenceSampler(AcceptanceTest):
     name = "confidence"
     exact = False
     subsampling = True
+    needs_lipschitz = True
+    whitened_control_variates = True
     _kernel_id = CONFIDENCE
     _parameter_constraints = {
         "delta": [Interval(numbers.Real, 0, 1, closed="neither")],

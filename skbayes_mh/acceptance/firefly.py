@@ -70,6 +70,7 @@ class Firefly(AcceptanceTest):
 
     name = "firefly"
     exact = True
+    needs_bounds = True
     _parameter_constraints = {
         "bound": [StrOptions(set(BOUNDS))],
         "resample": [StrOptions(set(RESAMPLES))],

@@ -130,8 +130,9 @@ class MinibatchMHLogisticRegression(ClassifierMixin, ProbabilityDrawsMixin, Line
         -------
         self
         """
-        self._validate_params()
-        X, y, weights, summary = self._fit_data(X, y, sample_weight, classes=True)
+        return self._fit(X, y, sample_weight)
+
+    def _problem(self, X, y, weights, summary, acceptance):
         self.classes_ = summary["classes"]
         if self.classes_.size < 2:
             raise ValueError(f"This solver needs samples of 2 classes in the data, but the "
@@ -144,10 +145,7 @@ class MinibatchMHLogisticRegression(ClassifierMixin, ProbabilityDrawsMixin, Line
         data = self._linear_data(X, self._class_indices(y, X.dtype), weights)
         prior = self._prior(GAUSSIAN, data, summary, 1, self.prior_scale,
                             self.intercept_prior_scale)
-        draws, stats = self._sample_posterior(data, self._family(), prior,
-                                              self._acceptance(X.shape[0]))
-        self._set_posterior(draws, stats)
-        return self
+        return self._family(), data, prior
 
     def _family(self, acceptance=None):
         return ProbitModel() if self.link == "probit" else LogisticModel()

@@ -125,8 +125,11 @@ class NegativeBinomialRegression(RegressorMixin, PredictiveQuantilesMixin, Linea
         -------
         self
         """
-        return self._fit_counts(X, y, sample_weight, _PRIORS[self.prior] | LOG_SCALE,
-                                extra_scales=[self.dispersion_prior_scale])
+        return self._fit(X, y, sample_weight)
+
+    def _problem(self, X, y, weights, summary, acceptance):
+        return self._count_problem(X, y, weights, summary, _PRIORS[self.prior] | LOG_SCALE,
+                                   extra_scales=[self.dispersion_prior_scale])
 
     def _family(self, acceptance=None):
         return NegativeBinomialModel()

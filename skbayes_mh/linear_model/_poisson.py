@@ -113,7 +113,10 @@ class MinibatchMHPoissonRegression(RegressorMixin, PredictiveQuantilesMixin,
         -------
         self
         """
-        return self._fit_counts(X, y, sample_weight, _PRIORS[self.prior])
+        return self._fit(X, y, sample_weight)
+
+    def _problem(self, X, y, weights, summary, acceptance):
+        return self._count_problem(X, y, weights, summary, _PRIORS[self.prior])
 
     def _family(self, acceptance=None):
         return PoissonModel()

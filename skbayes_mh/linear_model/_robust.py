@@ -132,8 +132,9 @@ class RobustTRegression(RegressorMixin, PredictiveQuantilesMixin, LinearMHEstima
         -------
         self
         """
-        self._validate_params()
-        X, y, weights, summary = self._fit_data(X, y, sample_weight)
+        return self._fit(X, y, sample_weight)
+
+    def _problem(self, X, y, weights, summary, acceptance):
         n_features = X.shape[1]
         n_coefficients = n_features + int(self.fit_intercept)
         if self.scale is None and X.shape[0] <= n_coefficients:
@@ -155,10 +156,7 @@ class RobustTRegression(RegressorMixin, PredictiveQuantilesMixin, LinearMHEstima
         prior = self._prior(kind, data, summary, 1, self.prior_scale, intercept_scale,
                             locations, [spread] if self.scale is None else [],
                             outcome_scale=spread)
-        draws, stats = self._sample_posterior(data, model, prior,
-                                              self._acceptance(X.shape[0]))
-        self._set_posterior(draws, stats)
-        return self
+        return model, data, prior
 
     def _family(self, acceptance=None):
         return StudentTModel(self.nu, self.scale)

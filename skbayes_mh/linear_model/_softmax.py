@@ -104,21 +104,17 @@ class FireflySoftmaxClassifier(ClassifierMixin, ProbabilityDrawsMixin, LinearMHE
         -------
         self
         """
-        self._validate_params()
-        X, y, weights, summary = self._fit_data(X, y, sample_weight, classes=True)
+        return self._fit(X, y, sample_weight)
+
+    def _problem(self, X, y, weights, summary, acceptance):
         self.classes_ = summary["classes"]
         if self.classes_.size < 2:
             raise ValueError(f"This solver needs samples of at least 2 classes in the data, but "
                              f"the data contain only one class: {self.classes_[0]!r}.")
-        n_classes = self.classes_.size
-        acceptance = self._acceptance(X.shape[0])
-        model = self._family(acceptance)
         data = self._linear_data(X, self._class_indices(y, X.dtype), weights)
-        prior = self._prior(GAUSSIAN, data, summary, n_classes, self.prior_scale,
+        prior = self._prior(GAUSSIAN, data, summary, self.classes_.size, self.prior_scale,
                             self.intercept_prior_scale)
-        draws, stats = self._sample_posterior(data, model, prior, acceptance)
-        self._set_posterior(draws, stats)
-        return self
+        return self._family(acceptance), data, prior
 
     def _family(self, acceptance=None):
         return SoftmaxModel(self.classes_.size, getattr(acceptance, "softmax_bound", "jebara"))

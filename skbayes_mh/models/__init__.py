@@ -9,7 +9,8 @@ every file here is imported below. A user's own per-row functions, for
 import importlib
 import pkgutil
 
-from ._base import FAMILIES, LinearData, LinearModel
+from .._data import LinearData
+from ._base import FAMILIES, LinearModel
 
 for _module in pkgutil.iter_modules(__path__):
     if not _module.name.startswith("_"):

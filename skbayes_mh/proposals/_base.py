@@ -19,12 +19,30 @@ class Proposal(BaseEstimator):
     exact_only : bool
         Whether it evaluates the target exactly (a slice update): then it works with the
         exact tests and Firefly, not with the subsampling tests.
+
+    The samplers and tuners ask a proposal what it does through the capabilities below,
+    never by its name.
     """
 
     name = None
     needs_gradient = False
     exact_only = False
+    #: Whether it moves autoregressively around a reference Gaussian (pCN): its scale is
+    #: a share of at most 1, it needs the Laplace approximation (each row's Hessian), and
+    #: warm-up moves the reference's mean toward the draws'.
+    around_reference = False
+    #: Whether one move is a path of many gradient steps through a target that must stay
+    #: fixed along it (HMC: not with Firefly, whose brightness variables change it).
+    path = False
+    #: Whether warm-up refines the proposal shape from the draws (not for a slice update,
+    #: whose width adapts by itself).
+    tunes_shape = True
     _kernel_id = None
+
+    @property
+    def max_scale(self):
+        """The largest scale the proposal allows."""
+        return 1.0 if self.around_reference else float("inf")
 
     def validate(self):
         """Check the parameters; raise ``ValueError``/``TypeError`` naming the bad one."""

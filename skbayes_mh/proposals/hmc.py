@@ -42,6 +42,7 @@ class HMC(Proposal):
 
     name = "hmc"
     needs_gradient = True
+    path = True
     _kernel_id = HMC_KERNEL
     _parameter_constraints = {"path_length": [Interval(numbers.Real, 0, None, closed="neither")]}
 

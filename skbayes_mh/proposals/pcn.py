@@ -41,6 +41,7 @@ class PCN(Proposal):
     """
 
     name = "pcn"
+    around_reference = True
     _kernel_id = PCN_KERNEL
     _parameter_constraints = {"df": [Interval(numbers.Real, 0, None, closed="neither"), None]}
 

@@ -24,6 +24,7 @@ class Slice(Proposal):
 
     name = "slice"
     exact_only = True
+    tunes_shape = False
     _kernel_id = SLICE
     _parameter_constraints = {}
 

@@ -78,7 +78,7 @@ class SampleResult:
 
 def _refuse_firefly(acceptance):
     """A log-likelihood function has no collapsible lower bound: refuse Firefly."""
-    if acceptance.name == "firefly":
+    if acceptance.needs_bounds:
         raise ValueError(
             "acceptance='firefly' needs a model with a collapsible lower bound on each "
             "likelihood, and a log-likelihood function has none. Use it through "
@@ -245,19 +245,19 @@ def sample(loglik, data, theta0, *, step_size, log_prior=None, gradient=None, he
                          "rows' log-likelihoods are so negative that their sum overflows to "
                          "-inf (then rescale the log-likelihood or the data).")
     use_cv = acceptance.uses_control_variates(target)
-    if proposal.name == "pcn" and not target.has_hessian:
-        raise ValueError("proposal='pcn' moves around the Laplace approximation, which needs "
-                         "each row's gradient and Hessian: give sample() 'gradient' and "
-                         "'hessian'.")
+    if proposal.around_reference and not target.has_hessian:
+        raise ValueError(f"proposal='{proposal.name}' moves around the Laplace approximation, "
+                         "which needs each row's gradient and Hessian: give sample() "
+                         "'gradient' and 'hessian'.")
     cv = None
-    if use_cv or proposal.name == "pcn":
+    if use_cv or proposal.around_reference:
         _row_laplace(target, theta)
     if use_cv:
         cv, _ = control_variates(target, target.mean)
-    if proposal.name == "pcn":
+    if proposal.around_reference:
         if step.max() > 1.0 or np.ptp(step) > 0:
-            raise ValueError(f"With proposal='pcn', step_size is the innovation share, one "
-                             f"number in (0, 1]; got {step_size!r}.")
+            raise ValueError(f"With proposal='{proposal.name}', step_size is the innovation "
+                             f"share, one number in (0, 1]; got {step_size!r}.")
         shape, scale = Shape.from_covariance(target.covariance), float(step[0])
     else:
         shape, scale = Shape(np.zeros((0, 0)), step), 1.0

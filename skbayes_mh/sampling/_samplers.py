@@ -10,7 +10,7 @@ from .._kernels._jit import (STATUS_BAD_GRADIENT, STATUS_BAD_LOG_PRIOR, STATUS_B
 from .._kernels.firefly import EXPLICIT, IMPLICIT, firefly_initialise, firefly_linear
 from .._kernels.mh import mh_linear, mh_rows
 from .._kernels.pool import DENSE_POOL_MAX_ROWS, new_pool
-from ._target import no_control_variates
+from ._target import control_variates, no_control_variates
 
 
 def raise_for_status(status, where):
@@ -144,6 +144,29 @@ class MetropolisHastings:
         self.kernel = mh_linear if target.kind == "linear" else mh_rows
         self.inv_temperature = target.inv_temperature
 
+    @staticmethod
+    def prepare(target, acceptance, uses_control_variates, passes, n_chains):
+        """What all ``n_chains`` chains of a fit share, computed once: the control variates (Taylor
+        proxies at the MAP; whitened by the Laplace covariance where the test bounds their
+        range in that distance) when the test reads them, else None. Their full-data
+        passes are added to ``passes``."""
+        if not uses_control_variates:
+            return None
+        whitening = target.covariance if acceptance.whitened_control_variates else None
+        cv, passes["control_variates"] = control_variates(target,
+                                                          whitening_covariance=whitening)
+        return cv
+
+    def warmup_tuners(self, shaped):
+        """Warm-up tuners beyond the step's scale (``_tuning.py``): with ``shaped`` (a
+        proposal shaped by the Laplace covariance), the shape's refinement from the draws
+        where the proposal takes one."""
+        from ._tuning import ShapeTuner
+        target = self.target
+        if not (shaped and self.proposal.tunes_shape):
+            return []
+        return [ShapeTuner(target.covariance, target.full_covariance, target.mean)]
+
     @property
     def target_acceptance_rate(self):
         return self.proposal.target_acceptance_rate(barker=self.acceptance.barker)
@@ -151,7 +174,7 @@ class MetropolisHastings:
     @property
     def max_scale(self):
         """The largest scale the proposal allows (an autoregressive share is at most 1)."""
-        return 1.0 if self.proposal.name == "pcn" else np.inf
+        return self.proposal.max_scale
 
     def init(self, theta, rng):
         """Start at ``theta`` (nothing is computed until the first iteration)."""
@@ -254,10 +277,10 @@ class FireflySampler:
                              "on each likelihood, and a log-likelihood function has none. Use "
                              "it through an estimator (logistic, softmax or Student-t "
                              "regression), or choose another acceptance test.")
-        if proposal.name == "hmc":
-            raise ValueError("proposal='hmc' is not available with Firefly (its path would "
-                             "need the brightness variables held fixed along it); use 'mala', "
-                             "'slice', 'pcn' or 'random_walk'.")
+        if proposal.path:
+            raise ValueError(f"proposal='{proposal.name}' is not available with Firefly (its "
+                             "path would need the brightness variables held fixed along it); "
+                             "use 'mala', 'slice', 'pcn' or 'random_walk'.")
         self.target = target
         self.acceptance = firefly
         self.proposal = proposal
@@ -270,13 +293,29 @@ class FireflySampler:
         self.q_db = firefly.q_db
         self.inv_temperature = target.inv_temperature
 
+    @staticmethod
+    def prepare(target, firefly, uses_control_variates, passes, n_chains):
+        """What all ``n_chains`` chains share, computed once: the collapsed lower bounds at
+        the MAP (one full-data pass, and each chain's brightness draw another, in
+        ``passes``)."""
+        passes["firefly_bounds"] = 1.0
+        passes["firefly_start"] = float(n_chains)
+        return target.model.firefly_bound(target.data, target.mean, firefly.bound,
+                                          target.inv_temperature)
+
+    def warmup_tuners(self, shaped):
+        """Warm-up tuners beyond the step's scale: the dark-to-bright probability's when
+        ``q_db`` is left to warm-up (whatever the shape)."""
+        from ._tuning import QdbTuner
+        return [QdbTuner()] if self.q_db is None else []
+
     @property
     def target_acceptance_rate(self):
         return self.proposal.target_acceptance_rate(barker=False)
 
     @property
     def max_scale(self):
-        return 1.0 if self.proposal.name == "pcn" else np.inf
+        return self.proposal.max_scale
 
     def proposal_tuple(self):
         return (int(self.proposal._kernel_id), self.scale, self.shape.factor, self.shape.diag,
@@ -327,3 +366,9 @@ class FireflySampler:
         raise_for_status(status, f"{where} iteration {iteration}")
         return {"draws": draws, "accepted": accepted, "n_data_read": queries, "lp": lp,
                 "n_bright": bright}
+
+
+def sampler_for(acceptance):
+    """The sampler an acceptance test runs in: the auxiliary-variable sampler of its own for
+    a test on the model's collapsible bounds (Firefly), Metropolis-Hastings otherwise."""
+    return FireflySampler if acceptance.needs_bounds else MetropolisHastings

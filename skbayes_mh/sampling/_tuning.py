@@ -56,7 +56,7 @@ class ShapeTuner:
             covariance = np.diag(draws.var(axis=0))
         covariance = weight * covariance + (1 - weight) * self.initial
         sampler.shape = Shape.from_covariance(covariance, self.full)
-        if sampler.proposal.name == "pcn":
+        if sampler.proposal.around_reference:
             # pCN is reversible with respect to its reference N(m, L L'): the warm-up's mean
             # and shape make it closer to the posterior, as the Laplace approximation may
             # not be (small data, skewed posteriors).

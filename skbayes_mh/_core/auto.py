@@ -1,0 +1,67 @@
+"""The ``"auto"`` rules of the sampler settings: which acceptance test, which proposal and
+how much thinning a fit gets when the user leaves the choice to the library. Each rule
+reads the data's size and what the test and proposal can do (their capabilities), never
+their names; docs/choosing.md has the measurements behind the constants."""
+import numpy as np
+
+from ..acceptance import resolve_acceptance
+from ..proposals import resolve_proposal
+from ..sampling import AutoThin
+
+#: ``acceptance="auto"``: the exact Metropolis test on all rows up to this many rows, the
+#: minibatch test with control variates above (docs/choosing.md has the measurements).
+AUTO_EXACT_MAX_ROWS = 5000
+#: ``thin="auto"``: at most this many iterations per kept draw for the tests that read a
+#: minibatch per iteration (and Firefly).
+AUTO_MAX_THIN = 10
+#: ``thin="auto"`` with a full-data test: each iteration reads every row, so thinning
+#: multiplies the fit's cost. It thins (up to ``AUTO_MAX_THIN``) only while a kept draw
+#: reads at most this many row-parameter products (rows x parameters x iterations): small
+#: data, whose whole fit then takes seconds (scikit-learn's breast cancer data, 426 x 31,
+#: thin at most 10), not 5,000 rows x 30 parameters (thin 1).
+AUTO_FULL_DATA_WORK = 200_000
+
+
+def is_auto(setting):
+    """Whether a setting is the string ``"auto"``."""
+    return isinstance(setting, str) and setting == "auto"
+
+
+def choose_acceptance(setting, n_rows):
+    """The acceptance test object: ``"auto"`` resolved from the number of rows (see
+    :data:`AUTO_EXACT_MAX_ROWS`), a name or an object resolved and cloned."""
+    if is_auto(setting):
+        return resolve_acceptance("metropolis" if n_rows <= AUTO_EXACT_MAX_ROWS
+                                  else "minibatch")
+    return resolve_acceptance(setting)
+
+
+def choose_proposal(setting, acceptance, uses_control_variates, full_covariance,
+                    bounds_proposal):
+    """``proposal="auto"``: for a sampler on the model's bounds (Firefly, which carries the
+    bright rows' gradient), ``bounds_proposal`` (the estimator's choice); Hamiltonian paths
+    where a gradient is at hand (every row's for the exact tests, the control variates'
+    proxy for the subsampling tests) and the proposal shape is a full covariance; the
+    random walk otherwise (above the full-covariance cut-off a path of diagonally
+    preconditioned leapfrog steps costs ~10x a random-walk step for no better mixing:
+    docs/choosing.md)."""
+    if not is_auto(setting):
+        return resolve_proposal(setting)
+    if acceptance.needs_bounds:
+        return resolve_proposal(bounds_proposal)
+    if full_covariance and (not acceptance.subsampling or uses_control_variates):
+        return resolve_proposal("hmc")
+    return resolve_proposal("random_walk")
+
+
+def choose_thin(setting, acceptance, n_rows, n_params):
+    """``thin`` as :func:`~skbayes_mh.sampling.run_chain` takes it: an int as given;
+    ``"auto"`` a rule measuring each chain's autocorrelation time at the end of warm-up,
+    capped at :data:`AUTO_MAX_THIN` where iterations are cheap and, for a test reading every
+    row, at what :data:`AUTO_FULL_DATA_WORK` affords."""
+    if not is_auto(setting):
+        return int(setting)
+    if not acceptance.reads_all_rows:
+        return AutoThin(AUTO_MAX_THIN)
+    affordable = AUTO_FULL_DATA_WORK // max(1, n_rows * n_params)
+    return AutoThin(int(np.clip(affordable, 1, AUTO_MAX_THIN)))

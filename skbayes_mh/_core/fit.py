@@ -1,0 +1,234 @@
+"""``fit_posterior``: the functional core every estimator's ``fit`` calls once its data,
+likelihood family and prior are built. It approximates the posterior (MAP and Laplace),
+resolves the ``"auto"`` proposal and thinning, prepares what the chains share (control
+variates or Firefly's bounds), seeds and runs the chains in parallel and collects their
+draws; ``continue_posterior`` runs a ``warm_start`` fit's chains on. Neither reads or sets
+an estimator's attributes: they take their inputs as arguments and return a
+:class:`FitResult`."""
+import time
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.utils import Bunch
+
+from ..sampling import (Progress, ScaleTuner, Shape, Target, chain_seeds, continue_chain,
+                        interruptible, run_chain, run_in_parallel, sampler_for)
+from .auto import choose_proposal, choose_thin, is_auto
+
+
+@dataclass(frozen=True)
+class SamplerSettings:
+    """The settings of a fit's chains (an estimator's parameters of the same names).
+
+    ``acceptance`` is resolved already (the family may depend on it); ``proposal``,
+    ``step_size`` and ``thin`` may be ``"auto"``. ``bounds_proposal`` is the proposal
+    ``proposal="auto"`` gives a sampler on the model's bounds (Firefly); ``name`` names
+    the fit in messages; ``warm_start`` words the interruption warning.
+    """
+
+    proposal: object = "auto"
+    step_size: object = "auto"
+    temperature: float = 1.0
+    n_draws: int = 1000
+    n_warmup: int = 1000
+    thin: object = "auto"
+    n_chains: int = 4
+    n_jobs: object = None
+    random_state: object = None
+    verbose: int = 0
+    warm_start: bool = False
+    bounds_proposal: str = "mala"
+    name: str = "fit"
+
+
+@dataclass
+class FitResult:
+    """What :func:`fit_posterior` returns.
+
+    Attributes
+    ----------
+    draws : ndarray of shape (n_chains, n_draws, d)
+        Theta as the family lays it out, cut to the draws every kept chain reached.
+    stats : dict of ndarray of shape (n_chains, n_draws)
+    chains : list of ChainResult
+        Every chain's result (for a later ``warm_start`` continuation).
+    interrupted : bool
+    thin, n_iter : ndarray of shape (n_chains,)
+    acceptance_rate : float
+    step_size : ndarray of shape (n_chains, d)
+    bright_fraction : float or None
+        Firefly's mean share of bright rows.
+    acceptance, proposal, control_variates, data_passes, setup_time :
+        The fit's resolved test and proposal, whether it read control variates, its
+        full-data passes and its seconds before the chains; None for a continuation (the
+        continued fit's stand).
+    """
+
+    draws: np.ndarray
+    stats: dict
+    chains: list
+    interrupted: bool
+    thin: np.ndarray
+    n_iter: np.ndarray
+    acceptance_rate: float
+    step_size: np.ndarray
+    bright_fraction: object = None
+    acceptance: object = None
+    proposal: object = None
+    control_variates: object = None
+    data_passes: object = None
+    setup_time: object = None
+
+
+def fit_posterior(family, data, prior, acceptance, settings, passes=None, started=None):
+    """Sample the tempered posterior of ``family`` on ``data`` under ``prior``.
+
+    Parameters
+    ----------
+    family : LinearModel
+        The likelihood family (:mod:`skbayes_mh.models`).
+    data : LinearData
+    prior : BuiltinPrior
+    acceptance : AcceptanceTest
+        Resolved (a fresh object: a confidence test's missing Lipschitz constant is filled
+        in from the model).
+    settings : SamplerSettings
+    passes : dict or None
+        Full-data passes made before (the validation pass), added to.
+    started : float or None
+        ``time.perf_counter()`` when the fit started (for ``setup_time``); None: now.
+
+    Returns
+    -------
+    FitResult
+        Ctrl-C stops every chain within about a second: the draws every chain reached are
+        kept, with a warning.
+    """
+    started = time.perf_counter() if started is None else started
+    passes = {} if passes is None else passes
+    target = Target.linear(family, data, prior, 1.0 / float(settings.temperature),
+                           lipschitz=acceptance.needs_lipschitz)
+    if data.weights.size:  # the confidence sampler's range bound scales with it
+        target.max_weight = float(data.weights.max())
+    covariance, full, d = target.covariance, target.full_covariance, target.n_params
+    if acceptance.needs_lipschitz and acceptance.lipschitz is None:
+        acceptance.set_params(lipschitz=target.lipschitz)  # the model's, shown in acceptance_
+    uses_cv = acceptance.uses_control_variates(target)
+    proposal = choose_proposal(settings.proposal, acceptance, uses_cv, full,
+                               settings.bounds_proposal)
+    passes["map_laplace"] = float(target.n_passes)
+    sampler_class = sampler_for(acceptance)
+    shared = sampler_class.prepare(target, acceptance, uses_cv, passes, settings.n_chains)
+    if data.distributed:  # the chains read rows at random: bring them here
+        gathered = data.gathered()
+        target.data, target.spec = gathered, family.spec(gathered)
+    data_passes = Bunch(**passes, total=float(sum(passes.values())))
+    setup_time = time.perf_counter() - started
+    seeds = chain_seeds(settings.random_state, settings.n_chains)
+    # Each chain starts at a draw of the Laplace approximation (its Cholesky factor times
+    # a standard normal from the chain's own seed). Jitter by each coordinate's marginal
+    # sd instead lands hundreds of posterior sds off along strongly correlated
+    # directions (the over-parameterised softmax's class contrasts), where no chain
+    # driven by the control variates' proxy accepts a move.
+    start_shape = Shape.from_covariance(covariance, covariance.ndim == 2)
+    thin = choose_thin(settings.thin, acceptance, data.n_rows, d)
+    # With thin="auto" the bars count one iteration per draw (thin is chosen later).
+    progress = Progress(settings.n_chains, settings.n_warmup + settings.n_draws
+                        * (thin if isinstance(thin, int) else 1), settings.verbose,
+                        settings.name)
+    with interruptible(settings.name) as stop:
+        arguments = []
+        for c, seed in enumerate(seeds):
+            sampler, tuners = _chain_sampler(sampler_class, target, acceptance, proposal,
+                                             shared, settings.step_size)
+            z = np.random.default_rng([int(seed), 1]).standard_normal(d)
+            start = target.mean + (start_shape.factor @ z if start_shape.factor.shape[0]
+                                   else start_shape.diag * z)
+            arguments.append((sampler, start, seed, settings.n_warmup, settings.n_draws, thin,
+                              tuners, progress.chain(c), stop))
+        try:
+            chains = run_in_parallel(run_chain, arguments, settings.n_jobs)
+        finally:
+            progress.close()
+    result = _collect(chains, data, settings)
+    result.acceptance, result.proposal = acceptance, proposal
+    result.control_variates, result.data_passes = uses_cv, data_passes
+    result.setup_time = setup_time
+    return result
+
+
+def continue_posterior(chains, data, settings):
+    """Run a ``warm_start`` fit's ``chains`` on until each holds ``settings.n_draws``
+    draws (the draws equal those of one longer fit, draw for draw).
+
+    Returns
+    -------
+    FitResult
+        Its ``acceptance`` ... ``setup_time`` are None: the continued fit's stand.
+    """
+    per_chain = max(settings.n_draws - min(c.n_draws for c in chains), 0) * chains[0].thin
+    progress = Progress(settings.n_chains, per_chain, settings.verbose, settings.name)
+    with interruptible(settings.name) as stop:
+        arguments = [(chain, settings.n_draws, progress.chain(c), stop)
+                     for c, chain in enumerate(chains)]
+        try:
+            chains = run_in_parallel(continue_chain, arguments, settings.n_jobs)
+        finally:
+            progress.close()
+    return _collect(chains, data, settings)
+
+
+def _chain_sampler(sampler_class, target, acceptance, proposal, shared, step_size):
+    """One chain's sampler and its warm-up tuners: with ``step_size="auto"`` shaped by the
+    Laplace covariance and tuned in warm-up (scale, then what the sampler tunes beyond it),
+    else an isotropic step as in the papers (only the sampler's own tuners)."""
+    d = target.n_params
+    auto = is_auto(step_size)
+    if auto:
+        shape = Shape.from_covariance(target.covariance, target.full_covariance)
+        scale = proposal.initial_scale(d)
+    else:
+        shape, scale = Shape.identity(d), float(step_size)
+    sampler = sampler_class(target, acceptance, proposal, shape, scale, shared)
+    tuners = [ScaleTuner()] if auto else []
+    return sampler, tuners + sampler.warmup_tuners(shaped=auto)
+
+
+def _collect(chains, data, settings):
+    """The draws and statistics of the chains' results.
+
+    When the chains were interrupted, those past their warm-up are kept, each cut to the
+    draws all of them reached (with a warning); without any, KeyboardInterrupt is raised
+    again.
+    """
+    name = settings.name
+    interrupted = any(c.interrupted for c in chains)
+    # Interrupted: the chains that finished their warm-up (with n_chains above n_jobs,
+    # some may not have started), each cut to the draws all of them reached.
+    started = [c for c in chains if c.warmup_complete and c.n_draws > 0]
+    if not started:
+        raise KeyboardInterrupt(f"{name}.fit was interrupted before any chain had "
+                                f"finished its warm-up: nothing was kept.")
+    n_kept = min(c.n_draws for c in started)
+    if interrupted:
+        dropped = len(chains) - len(started)
+        warnings.warn(
+            f"{name}.fit was interrupted: it keeps the first {n_kept} of {settings.n_draws} "
+            f"draws of {len(started)} chain{'s' if len(started) > 1 else ''}"
+            + (f" ({dropped} had not finished warming up)" if dropped else "")
+            + "; posterior_, diagnostics_ and predictions use them."
+            + (" Fit again to continue the chains (warm_start=True)." if settings.warm_start
+               else " With warm_start=True, a fit can continue interrupted chains."),
+            UserWarning, stacklevel=5)
+    draws = np.stack([c.draws[:n_kept] for c in started])
+    stats = {key: np.stack([c.stats[key][:n_kept] for c in started])
+             for key in started[0].stats}
+    thin = np.array([c.thin for c in started])
+    return FitResult(
+        draws=draws, stats=stats, chains=chains, interrupted=interrupted, thin=thin,
+        n_iter=settings.n_warmup + n_kept * thin,
+        acceptance_rate=float(stats["acceptance_rate"].mean()),
+        step_size=np.stack([c.sampler.scale * c.sampler.shape.scales() for c in started]),
+        bright_fraction=(float(stats["n_bright"].mean()) / data.n_rows
+                         if "n_bright" in stats else None))
