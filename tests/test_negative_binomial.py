@@ -163,3 +163,17 @@ def test_firefly_is_refused_and_bad_counts_too():
         NegativeBinomialRegression(acceptance="firefly", **FAST).fit(X, y)
     with pytest.raises(ValueError, match="non-negative"):
         NegativeBinomialRegression(**FAST).fit(X, y - 5)
+
+
+def test_a_step_far_too_large_rejects_and_warns_instead_of_failing_on_nan():
+    """Near-Poisson counts with an isotropic step far above the posterior's sd: Hamiltonian
+    paths run to means beyond every float, where the likelihood is zero (a rejection);
+    the fit warns that the chains did not move rather than raising on a NaN likelihood."""
+    from sklearn.exceptions import ConvergenceWarning
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 3))
+    y = rng.poisson(np.exp(X @ [0.3, -0.2, 0.1] + 1.0))
+    with pytest.warns(ConvergenceWarning, match="never moved"):
+        reg = NegativeBinomialRegression(step_size=0.2, n_draws=50, n_warmup=50, n_chains=2,
+                                         random_state=0).fit(X, y)
+    assert np.all(np.isfinite(reg.coef_)) and reg.acceptance_rate_ == 0.0

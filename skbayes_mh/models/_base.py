@@ -132,7 +132,8 @@ class LinearModel:
     third_derivative = None
     #: The log-scale ``v`` of the bound's ``exp(-2 v)`` when it is not a parameter.
     bound_log_scale = 0.0
-    #: What ``y`` is: ``"classes"`` (indices into the estimator's ``classes_``) or ``"real"``.
+    #: What ``y`` is: ``"classes"`` (indices into the estimator's ``classes_``), ``"counts"``
+    #: (non-negative integers, as floats) or ``"real"``.
     outcome = "real"
 
     def __init_subclass__(cls, **kwargs):

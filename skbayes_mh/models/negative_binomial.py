@@ -138,6 +138,12 @@ def negative_binomial_link(u, y, params, order, d1, d2):
                 d2[:] = 0.0
         return value
     am = alpha * mu
+    if am == math.inf:  # a mean beyond every float (a diverging path): zero likelihood
+        if order >= 1:
+            d1[:] = 0.0
+            if order >= 2:
+                d2[:] = 0.0
+        return -math.inf
     log_q = math.log1p(am)
     # log(1 + alpha mu) / alpha, with its series where the quotient would lose digits.
     log_q_over_alpha = log_q / alpha if am > 1e-8 else mu * (1.0 - am * (0.5 - am / 3.0))
@@ -148,8 +154,9 @@ def negative_binomial_link(u, y, params, order, d1, d2):
         d1[0] = (y - mu) / q
         d1[1] = -r_dpsi + log_q_over_alpha + (y - mu) / q
         if order >= 2:
-            cross = -(y - mu) * am / (q * q)
-            d2[0, 0] = -mu * (1.0 + alpha * y) / (q * q)
+            # Quotients by q taken one at a time: q^2 overflows where they stay finite.
+            cross = -(y - mu) / q * (am / q)
+            d2[0, 0] = -(mu / q) * ((1.0 + alpha * y) / q)
             d2[0, 1] = cross
             d2[1, 0] = cross
             d2[1, 1] = (r_dpsi + size_trigamma_difference(y, r) + mu / q - log_q_over_alpha
@@ -166,6 +173,7 @@ class NegativeBinomialModel(LinearModel):
     parameter, its log)."""
 
     name = "negative binomial"
+    outcome = "counts"
     link = negative_binomial_link
     n_extra = 1
 

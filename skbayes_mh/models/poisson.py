@@ -30,6 +30,7 @@ class PoissonModel(LinearModel):
     """Poisson counts with a log link."""
 
     name = "Poisson"
+    outcome = "counts"
     link = poisson_link
     #: ``|d^3/d eta^3 (y eta - exp(eta))| = exp(eta)``.
     third_derivative = (1.0, 1.0)

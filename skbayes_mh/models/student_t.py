@@ -26,6 +26,14 @@ def student_t_link(u, y, params, order, d1, d2):
     log_scale = u[1] if sampled else params[1]
     residual = y - u[0]
     precision = math.exp(-2.0 * log_scale)
+    # A scale below 1e-154 (where a diverging path goes) counts as outside the support:
+    # no posterior reaches there (fit refuses data the line fits exactly).
+    if precision == math.inf:
+        if order >= 1:
+            d1[:] = 0.0
+            if order >= 2:
+                d2[:] = 0.0
+        return -math.inf
     z = residual * residual * precision
     spread = nu + z
     value = -log_scale - 0.5 * (nu + 1.0) * math.log1p(z / nu)
@@ -34,12 +42,14 @@ def student_t_link(u, y, params, order, d1, d2):
         if sampled:
             d1[1] = -1.0 + (nu + 1.0) * z / spread
         if order >= 2:
-            d2[0, 0] = (nu + 1.0) * precision * (z - nu) / (spread * spread)
+            # Divided by spread twice, never by its square: at a tiny scale (a diverging
+            # path) the square overflows where each quotient stays finite.
+            d2[0, 0] = (nu + 1.0) * (precision / spread) * ((z - nu) / spread)
             if sampled:
-                cross = -2.0 * nu * (nu + 1.0) * residual * precision / (spread * spread)
+                cross = -2.0 * nu * (nu + 1.0) * residual * (precision / spread) / spread
                 d2[0, 1] = cross
                 d2[1, 0] = cross
-                d2[1, 1] = -2.0 * nu * (nu + 1.0) * z / (spread * spread)
+                d2[1, 1] = -2.0 * nu * (nu + 1.0) * (z / spread) / spread
     return value
 
 
