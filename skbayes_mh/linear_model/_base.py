@@ -26,6 +26,7 @@ from ..models._prior import BuiltinPrior
 from ..posterior import Posterior
 from ..proposals import PROPOSALS, Proposal
 from ..sampling import chain_seeds
+from ._docs import FIT_DOCSTRING
 
 #: Test rows per block when averaging predictions over draws (bounds memory at rows x draws).
 PREDICT_BLOCK = 1024
@@ -49,7 +50,8 @@ class LinearMHEstimator(BaseEstimator):
     Subclasses define ``_family(acceptance=None)`` (the likelihood family of their
     settings, which lays out the parameters and gives the NumPy side of the predictions),
     ``_problem(X, y, weights, summary, acceptance)`` (their data and prior: see
-    :meth:`_problem`) and a ``fit`` that calls :meth:`_fit`.
+    :meth:`_problem`) and ``_fit_doc`` (what ``fit``'s docstring says is sampled and what
+    ``y`` is: its ``fit`` is then :meth:`_fit`).
     """
 
     _parameter_constraints = {
@@ -75,6 +77,15 @@ class LinearMHEstimator(BaseEstimator):
     _firefly_proposal = "mala"
 
     def __init_subclass__(cls, **kwargs):
+        # fit is the shell's, documented for this estimator; set before scikit-learn's
+        # __init_subclass__ reads its signature (set_fit_request for sample_weight).
+        if "_fit_doc" in cls.__dict__:
+            def fit(self, X, y, sample_weight=None):
+                return self._fit(X, y, sample_weight)
+            fit.__doc__ = FIT_DOCSTRING.format(**cls._fit_doc)
+            fit.__qualname__ = f"{cls.__name__}.fit"
+            fit.__module__ = cls.__module__
+            cls.fit = fit
         super().__init_subclass__(**kwargs)
         if not cls.__name__.startswith("_"):
             ESTIMATORS[cls.__name__] = cls
@@ -105,6 +116,11 @@ class LinearMHEstimator(BaseEstimator):
         summary = own_summary if summary is None else summary
         if classes:
             check_classification_targets(summary["classes"])
+            self.classes_ = summary["classes"]
+            if self.classes_.size < 2:
+                raise ValueError(f"This solver needs samples of at least 2 classes in the "
+                                 f"data, but the data contain only one class: "
+                                 f"{self.classes_[0]!r}.")
         check_draws_memory(self.n_chains, self.n_draws, self.n_warmup, self.n_features_in_)
         acceptance = choose_acceptance(self.acceptance, X.shape[0])
         family, data, prior = self._problem(X, y, weights, summary, acceptance)
@@ -142,8 +158,8 @@ class LinearMHEstimator(BaseEstimator):
         return self
 
     def _problem(self, X, y, weights, summary, acceptance):
-        """The estimator's own part of ``fit``: its checks of ``y``, the fitted attributes
-        that depend on ``y`` (``classes_``), and its likelihood family, data and prior.
+        """The estimator's own part of ``fit``: its checks of ``y`` (a classifier's
+        ``classes_`` is set, with at least two) and its likelihood family, data and prior.
 
         Parameters
         ----------
@@ -489,8 +505,33 @@ def check_quantiles(quantiles):
     return values
 
 
-class ProbabilityDrawsMixin:
-    """``predict_proba_draws`` for a classifier with ``_probabilities(eta)``."""
+class PredictiveClassifierMixin:
+    """``predict_proba`` (and its log, its draws) and ``predict`` for a classifier, from its
+    family's ``class_probabilities``."""
+
+    def predict_proba(self, X):
+        """Posterior-predictive probabilities: the mean over all stored draws of each
+        draw's class probabilities (deterministic).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes), columns in ``classes_`` order.
+        """
+        return self._predictive(X, self._probabilities)
+
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def predict(self, X):
+        """The class with the largest posterior-predictive probability."""
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
 
     def predict_proba_draws(self, X):
         """Each stored draw's class probabilities (their mean over draws is
@@ -509,8 +550,36 @@ class ProbabilityDrawsMixin:
         return self._per_draw(self._probabilities(eta))
 
 
-class PredictiveQuantilesMixin:
-    """``predict_quantiles`` for a regressor with ``_mixture_quantiles(eta, quantiles)``."""
+class PredictiveRegressorMixin:
+    """``predict`` (mean and sd) and ``predict_quantiles`` for a regressor, from its
+    family's ``mean``, ``noise_variance`` and ``mixture_quantiles``."""
+
+    def predict(self, X, return_std=False):
+        """Posterior-predictive mean: the mean over all stored draws of each draw's mean
+        outcome (deterministic).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        return_std : bool, default=False
+            Also return the posterior-predictive standard deviation of a new outcome:
+            ``sqrt(E[noise variance] + Var[mean])`` over the draws (the family's noise plus
+            the spread of the mean; the class description gives the noise). Infinite
+            where the noise has no variance.
+
+        Returns
+        -------
+        y_mean : ndarray of shape (n_samples,)
+        y_std : ndarray of shape (n_samples,), only with ``return_std``
+        """
+        check_is_fitted(self)
+        family, variables = self._family(), self._parameter_draws()
+        mean, spread = self._predictive(X, lambda eta: family.mean(eta, variables),
+                                        variance=True)
+        if not return_std:
+            return mean
+        noise = self._predictive(X, lambda eta: family.noise_variance(eta, variables))
+        return mean, np.sqrt(spread + noise)
 
     def predict_quantiles(self, X, quantiles=(0.05, 0.5, 0.95)):
         """Quantiles of the posterior predictive distribution of a new outcome at each row

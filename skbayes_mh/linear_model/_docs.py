@@ -70,6 +70,25 @@ setup_time_ : float
     Laplace, control variates or Firefly's bounds).
 """
 
+#: ``fit``'s docstring, the same for every estimator but what is sampled and what ``y`` is
+#: (an estimator's ``_fit_doc``: ``what``, ``y`` and ``y_description``).
+FIT_DOCSTRING = """Sample the posterior of {what} given ``X`` and {y}.
+
+Parameters
+----------
+X : array-like of shape (n_samples, n_features)
+y : array-like of shape (n_samples,)
+    {y_description}
+sample_weight : array-like of shape (n_samples,) or None
+    Each row's log-likelihood is multiplied by its weight (non-negative; an integer
+    weight counts the row that many times), in every acceptance test, in Firefly's
+    bounds (where the family has them) and in the autoscaled priors' means and sds.
+
+Returns
+-------
+self
+"""
+
 BLOCKS = {"sampling_parameters": SAMPLING_PARAMETERS, "fitted_attributes": FITTED_ATTRIBUTES}
 
 

@@ -13,11 +13,12 @@ from ..models.probit import ProbitModel
 from .._validation import checked_reference_proba
 from ..models._prior import GAUSSIAN
 from ._docs import shared_docstring
-from ._base import LinearMHEstimator, ProbabilityDrawsMixin
+from ._base import LinearMHEstimator, PredictiveClassifierMixin
 
 
 @shared_docstring
-class MinibatchMHLogisticRegression(ClassifierMixin, ProbabilityDrawsMixin, LinearMHEstimator):
+class MinibatchMHLogisticRegression(ClassifierMixin, PredictiveClassifierMixin,
+                                    LinearMHEstimator):
     """Bayesian logistic (or probit) regression: posterior samples from Metropolis-Hastings
     chains whose acceptance test may read only minibatches of the data.
 
@@ -100,6 +101,9 @@ class MinibatchMHLogisticRegression(ClassifierMixin, ProbabilityDrawsMixin, Line
     ((2, 2), (2, 200, 4))
     """
 
+    _fit_doc = dict(what="the weights", y="binary ``y``",
+                    y_description="Exactly two classes.")
+
     _parameter_constraints = {
         **LinearMHEstimator._parameter_constraints,
         "link": [StrOptions({"logit", "probit"})],
@@ -113,30 +117,7 @@ class MinibatchMHLogisticRegression(ClassifierMixin, ProbabilityDrawsMixin, Line
                  warm_start=False):
         self._store_parameters(locals())
 
-    def fit(self, X, y, sample_weight=None):
-        """Sample the posterior of the weights given ``X`` and binary ``y``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Exactly two classes.
-        sample_weight : array-like of shape (n_samples,) or None
-            Each row's log-likelihood is multiplied by its weight (non-negative; an integer
-            weight counts the row that many times), in every acceptance test, in Firefly's
-            bounds and in the autoscaled priors' means and sds.
-
-        Returns
-        -------
-        self
-        """
-        return self._fit(X, y, sample_weight)
-
     def _problem(self, X, y, weights, summary, acceptance):
-        self.classes_ = summary["classes"]
-        if self.classes_.size < 2:
-            raise ValueError(f"This solver needs samples of 2 classes in the data, but the "
-                             f"data contain only one class: {self.classes_[0]!r}.")
         if self.classes_.size > 2:
             raise ValueError(
                 f"Only binary classification is supported. The type of the target is "
@@ -154,26 +135,6 @@ class MinibatchMHLogisticRegression(ClassifierMixin, ProbabilityDrawsMixin, Line
         """``p(y = classes_[1])`` under each draw's linear predictors ``eta`` (..., 1)."""
         return self._family().class_probabilities(eta, {})[..., 1]
 
-    def predict_proba(self, X):
-        """Posterior-predictive probabilities: the mean over all stored draws of
-        ``p(y | x, w, b)`` (deterministic).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples, 2), columns in ``classes_`` order.
-        """
-        positive = self._predictive(X, self._positive)
-        return np.column_stack([1.0 - positive, positive])
-
-    def predict_log_proba(self, X):
-        """Log of :meth:`predict_proba`."""
-        with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
-
     def decision_function(self, X):
         """Log-odds of the posterior-predictive probability of ``classes_[1]``.
 
@@ -183,11 +144,6 @@ class MinibatchMHLogisticRegression(ClassifierMixin, ProbabilityDrawsMixin, Line
         """
         positive = np.clip(self.predict_proba(X)[:, 1], 1e-300, 1 - 1e-16)
         return logit(positive)
-
-    def predict(self, X):
-        """The class with the larger posterior-predictive probability."""
-        positive = self.predict_proba(X)[:, 1]
-        return self.classes_[(positive > 0.5).astype(int)]
 
     def predictive_mean_risk(self, X, reference_proba):
         """Risk of each chain's running predictive mean against a reference, per draw.

@@ -2,20 +2,19 @@
 pluggable acceptance tests."""
 import numbers
 
-import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..models._prior import GAUSSIAN, LAPLACE, LOG_SCALE
 from ..models.negative_binomial import NegativeBinomialModel
 from ._docs import shared_docstring
-from ._base import LinearMHEstimator, PredictiveQuantilesMixin
+from ._base import LinearMHEstimator, PredictiveRegressorMixin
 
 _PRIORS = {"gaussian": GAUSSIAN, "laplace": LAPLACE}
 
 
 @shared_docstring
-class NegativeBinomialRegression(RegressorMixin, PredictiveQuantilesMixin, LinearMHEstimator):
+class NegativeBinomialRegression(RegressorMixin, PredictiveRegressorMixin, LinearMHEstimator):
     """Bayesian negative-binomial regression with a log link, for counts more spread out than
     Poisson's: ``y ~ NB(mean mu = exp(x @ w + b), dispersion alpha)``, ``Var y = mu + alpha
     mu^2`` (Poisson as ``alpha -> 0``), with posterior samples of ``w``, ``b`` and ``alpha``
@@ -95,6 +94,9 @@ class NegativeBinomialRegression(RegressorMixin, PredictiveQuantilesMixin, Linea
     (array([ 0.3, -0.2]), 0.5)
     """
 
+    _fit_doc = dict(what="the weights and the dispersion", y="counts ``y``",
+                    y_description="Non-negative counts.")
+
     _parameter_constraints = {
         **LinearMHEstimator._parameter_constraints,
         "prior": [StrOptions(set(_PRIORS))],
@@ -108,55 +110,12 @@ class NegativeBinomialRegression(RegressorMixin, PredictiveQuantilesMixin, Linea
                  random_state=None, verbose=0, warm_start=False):
         self._store_parameters(locals())
 
-    def fit(self, X, y, sample_weight=None):
-        """Sample the posterior of the weights and the dispersion given ``X`` and counts ``y``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Non-negative counts.
-        sample_weight : array-like of shape (n_samples,) or None
-            Each row's log-likelihood is multiplied by its weight (non-negative; an integer
-            weight counts the row that many times), in every acceptance test and in the
-            autoscaled priors' means and sds.
-
-        Returns
-        -------
-        self
-        """
-        return self._fit(X, y, sample_weight)
-
     def _problem(self, X, y, weights, summary, acceptance):
         return self._count_problem(X, y, weights, summary, _PRIORS[self.prior] | LOG_SCALE,
                                    extra_scales=[self.dispersion_prior_scale])
 
     def _family(self, acceptance=None):
         return NegativeBinomialModel()
-
-    def predict(self, X, return_std=False):
-        """Posterior-predictive mean count: the mean over all stored draws of ``mu = exp(x . w
-        + b)`` (deterministic).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        return_std : bool, default=False
-            Also return the posterior-predictive standard deviation of a new count:
-            ``sqrt(E[mu + alpha mu^2] + Var[mu])`` (negative-binomial noise plus the spread
-            of the mean).
-
-        Returns
-        -------
-        y_mean : ndarray of shape (n_samples,)
-        y_std : ndarray of shape (n_samples,), only with ``return_std``
-        """
-        mean, spread = self._predictive(X, lambda eta: np.exp(eta[..., 0]), variance=True)
-        if not return_std:
-            return mean
-        alpha = self.posterior_.get("dispersion", flat=True)[:, None]
-        excess = self._predictive(X, lambda eta: alpha * np.exp(2.0 * eta[..., 0]))
-        return mean, np.sqrt(mean + excess + spread)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

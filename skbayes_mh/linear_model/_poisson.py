@@ -1,20 +1,19 @@
 """Bayesian Poisson regression for counts (log link), sampled with pluggable acceptance
 tests."""
 
-import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils._param_validation import StrOptions
 
 from ..models import PoissonModel
 from ..models._prior import GAUSSIAN, LAPLACE
 from ._docs import shared_docstring
-from ._base import LinearMHEstimator, PredictiveQuantilesMixin
+from ._base import LinearMHEstimator, PredictiveRegressorMixin
 
 _PRIORS = {"gaussian": GAUSSIAN, "laplace": LAPLACE}
 
 
 @shared_docstring
-class MinibatchMHPoissonRegression(RegressorMixin, PredictiveQuantilesMixin,
+class MinibatchMHPoissonRegression(RegressorMixin, PredictiveRegressorMixin,
                                    LinearMHEstimator):
     """Bayesian Poisson regression with a log link, with posterior samples from
     Metropolis-Hastings chains whose acceptance test may read only minibatches:
@@ -84,6 +83,10 @@ class MinibatchMHPoissonRegression(RegressorMixin, PredictiveQuantilesMixin,
     (array([ 0.3, -0.2]), (2,))
     """
 
+    _fit_doc = dict(what="the weights", y="counts ``y``",
+                    y_description="Non-negative counts (non-integer values act as in a "
+                                  "quasi-Poisson likelihood).")
+
     _parameter_constraints = {
         **LinearMHEstimator._parameter_constraints,
         "prior": [StrOptions(set(_PRIORS))],
@@ -96,51 +99,11 @@ class MinibatchMHPoissonRegression(RegressorMixin, PredictiveQuantilesMixin,
                  warm_start=False):
         self._store_parameters(locals())
 
-    def fit(self, X, y, sample_weight=None):
-        """Sample the posterior of the weights given ``X`` and counts ``y``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Non-negative counts (non-integer values act as in a quasi-Poisson likelihood).
-        sample_weight : array-like of shape (n_samples,) or None
-            Each row's log-likelihood is multiplied by its weight (non-negative; an integer
-            weight counts the row that many times), in every acceptance test, in Firefly's
-            bounds and in the autoscaled priors' means and sds.
-
-        Returns
-        -------
-        self
-        """
-        return self._fit(X, y, sample_weight)
-
     def _problem(self, X, y, weights, summary, acceptance):
         return self._count_problem(X, y, weights, summary, _PRIORS[self.prior])
 
     def _family(self, acceptance=None):
         return PoissonModel()
-
-    def predict(self, X, return_std=False):
-        """Posterior-predictive mean count: the mean over all stored draws of the rate
-        ``exp(x . w + b)`` (deterministic).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        return_std : bool, default=False
-            Also return the posterior-predictive standard deviation of a new count:
-            ``sqrt(E[rate] + Var[rate])`` (Poisson noise plus the spread of the rate).
-
-        Returns
-        -------
-        y_mean : ndarray of shape (n_samples,)
-        y_std : ndarray of shape (n_samples,), only with ``return_std``
-        """
-        mean, spread = self._predictive(X, lambda eta: np.exp(eta[..., 0]), variance=True)
-        if not return_std:
-            return mean
-        return mean, np.sqrt(mean + spread)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

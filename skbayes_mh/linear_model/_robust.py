@@ -10,13 +10,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..models import StudentTModel
 from ..models._prior import GAUSSIAN, LAPLACE, LOG_SCALE
 from ._docs import shared_docstring
-from ._base import LinearMHEstimator, PredictiveQuantilesMixin
+from ._base import LinearMHEstimator, PredictiveRegressorMixin
 
 _PRIORS = {"gaussian": GAUSSIAN, "laplace": LAPLACE}
 
 
 @shared_docstring
-class RobustTRegression(RegressorMixin, PredictiveQuantilesMixin, LinearMHEstimator):
+class RobustTRegression(RegressorMixin, PredictiveRegressorMixin, LinearMHEstimator):
     """Bayesian linear regression with Student-t noise: heavy tails, so that outliers do not
     drag the fit, and posterior samples from Firefly Monte Carlo, which queries only the
     "bright" data points at each iteration.
@@ -99,6 +99,9 @@ class RobustTRegression(RegressorMixin, PredictiveQuantilesMixin, LinearMHEstima
     (array([ 1., -2.]), (2,))
     """
 
+    _fit_doc = dict(what="the weights (and the scale)", y="``y``",
+                    y_description="Real outcomes.")
+
     _parameter_constraints = {
         **LinearMHEstimator._parameter_constraints,
         "nu": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -115,24 +118,6 @@ class RobustTRegression(RegressorMixin, PredictiveQuantilesMixin, LinearMHEstima
                  n_warmup=1000, thin="auto", n_chains=4, n_jobs=None, random_state=None,
                  verbose=0, warm_start=False):
         self._store_parameters(locals())
-
-    def fit(self, X, y, sample_weight=None):
-        """Sample the posterior of the weights (and the scale) given ``X`` and ``y``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,) or None
-            Each row's log-likelihood is multiplied by its weight (non-negative; an integer
-            weight counts the row that many times), in every acceptance test, in Firefly's
-            bounds and in the autoscaled priors' means and sds.
-
-        Returns
-        -------
-        self
-        """
-        return self._fit(X, y, sample_weight)
 
     def _problem(self, X, y, weights, summary, acceptance):
         n_features = X.shape[1]
@@ -165,31 +150,6 @@ class RobustTRegression(RegressorMixin, PredictiveQuantilesMixin, LinearMHEstima
         return (self.posterior_.get("coef", flat=True),
                 self.posterior_.get("intercept", flat=True),
                 self.posterior_.get("scale", flat=True))
-
-    def predict(self, X, return_std=False):
-        """Posterior-predictive mean (deterministic: the mean over all stored draws).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        return_std : bool, default=False
-            Also return the posterior-predictive standard deviation: the spread of
-            ``x . w + b`` over the draws and the Student-t noise, ``s^2 nu / (nu - 2)``.
-            For ``nu <= 2`` the noise has no finite variance and the std is ``inf``.
-
-        Returns
-        -------
-        y_mean : ndarray of shape (n_samples,)
-        y_std : ndarray of shape (n_samples,), only with ``return_std``
-        """
-        mean, spread = self._predictive(X, lambda eta: eta[..., 0], variance=True)
-        if not return_std:
-            return mean
-        nu = float(self.nu)
-        if nu <= 2.0:
-            return mean, np.full(X.shape[0], np.inf)
-        scale = self.posterior_.get("scale", flat=True)
-        return mean, np.sqrt(spread + np.mean(scale**2) * nu / (nu - 2.0))
 
     def sample_y(self, X, n_samples=1, random_state=None):
         """Draws from the posterior predictive: a random stored draw of ``(w, b, s)`` per

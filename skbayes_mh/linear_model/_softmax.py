@@ -1,16 +1,16 @@
 """Bayesian multiclass softmax regression, sampled exactly by Firefly Monte Carlo by default."""
 
-import numpy as np
 from sklearn.base import ClassifierMixin
 
 from ..models import SoftmaxModel
 from ..models._prior import GAUSSIAN
 from ._docs import shared_docstring
-from ._base import LinearMHEstimator, ProbabilityDrawsMixin
+from ._base import LinearMHEstimator, PredictiveClassifierMixin
 
 
 @shared_docstring
-class FireflySoftmaxClassifier(ClassifierMixin, ProbabilityDrawsMixin, LinearMHEstimator):
+class FireflySoftmaxClassifier(ClassifierMixin, PredictiveClassifierMixin,
+                               LinearMHEstimator):
     """Bayesian multiclass softmax regression: exact posterior samples from Firefly Monte
     Carlo, which queries only the "bright" data points at each iteration.
 
@@ -79,6 +79,9 @@ class FireflySoftmaxClassifier(ClassifierMixin, ProbabilityDrawsMixin, LinearMHE
     ((2, 3), (2, 300, 3, 4))
     """
 
+    _fit_doc = dict(what="the weights", y="class labels ``y``",
+                    y_description="At least two classes.")
+
     def __init__(self, *, acceptance="auto", proposal="auto", step_size="auto",
                  prior_scale=1.0, autoscale=True, fit_intercept=True,
                  intercept_prior_scale=10.0,
@@ -87,30 +90,7 @@ class FireflySoftmaxClassifier(ClassifierMixin, ProbabilityDrawsMixin, LinearMHE
                  warm_start=False):
         self._store_parameters(locals())
 
-    def fit(self, X, y, sample_weight=None):
-        """Sample the posterior of the weights given ``X`` and class labels ``y``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            At least two classes.
-        sample_weight : array-like of shape (n_samples,) or None
-            Each row's log-likelihood is multiplied by its weight (non-negative; an integer
-            weight counts the row that many times), in every acceptance test, in Firefly's
-            bounds and in the autoscaled priors' means and sds.
-
-        Returns
-        -------
-        self
-        """
-        return self._fit(X, y, sample_weight)
-
     def _problem(self, X, y, weights, summary, acceptance):
-        self.classes_ = summary["classes"]
-        if self.classes_.size < 2:
-            raise ValueError(f"This solver needs samples of at least 2 classes in the data, but "
-                             f"the data contain only one class: {self.classes_[0]!r}.")
         data = self._linear_data(X, self._class_indices(y, X.dtype), weights)
         prior = self._prior(GAUSSIAN, data, summary, self.classes_.size, self.prior_scale,
                             self.intercept_prior_scale)
@@ -119,26 +99,3 @@ class FireflySoftmaxClassifier(ClassifierMixin, ProbabilityDrawsMixin, LinearMHE
     def _family(self, acceptance=None):
         return SoftmaxModel(self.classes_.size, getattr(acceptance, "softmax_bound", "jebara"))
 
-    def predict_proba(self, X):
-        """Posterior-predictive probabilities: the mean over all stored draws of
-        ``p(y | x, W, b)`` (deterministic).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes), columns in ``classes_`` order.
-        """
-        return self._predictive(X, self._probabilities)
-
-    def predict_log_proba(self, X):
-        """Log of :meth:`predict_proba`."""
-        with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
-
-    def predict(self, X):
-        """The class with the largest posterior-predictive probability."""
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]

@@ -211,6 +211,15 @@ class LinearModel:
         noise distribution, weighted equally): ``(n_rows, n_quantiles)``."""
         raise NotImplementedError
 
+    def mean(self, eta, variables):
+        """For real outcomes and counts: each draw's mean outcome ``(n_draws, n_rows)``."""
+        raise NotImplementedError
+
+    def noise_variance(self, eta, variables):
+        """For real outcomes and counts: the variance of a new outcome about each draw's
+        mean ``(n_draws, n_rows)`` (infinite where the noise has none)."""
+        raise NotImplementedError
+
     # --- what a model may override -------------------------------------------------------
 
     def params(self):

@@ -195,7 +195,8 @@ class NegativeBinomialModel(LinearModel):
 
     @staticmethod
     def _size_and_log_mean(eta, variables):
-        """``r = 1 / alpha`` per draw ``(n_draws, 1)`` and ``log mu = eta`` ``(n_draws, n_rows)``."""
+        """``r = 1 / alpha`` per draw ``(n_draws, 1)`` and ``log mu = eta``, ``(n_draws,
+        n_rows)``."""
         return 1.0 / variables["dispersion"][:, None], eta[..., 0]
 
     def log_likelihood(self, eta, variables, y):
@@ -210,6 +211,14 @@ class NegativeBinomialModel(LinearModel):
         r, log_mu = self._size_and_log_mean(eta, variables)
         r = np.broadcast_to(r, log_mu.shape)
         return rng.negative_binomial(r, r / (r + np.exp(log_mu))).astype(np.float64)
+
+    def mean(self, eta, variables):
+        return np.exp(eta[..., 0])
+
+    def noise_variance(self, eta, variables):
+        """``mu + alpha mu^2``."""
+        mu = np.exp(eta[..., 0])
+        return mu + variables["dispersion"][:, None] * mu * mu
 
     def mixture_quantiles(self, eta, variables, quantiles):
         r, log_mu = self._size_and_log_mean(eta, variables)

@@ -53,6 +53,13 @@ class PoissonModel(LinearModel):
     def mixture_quantiles(self, eta, variables, quantiles):
         return poisson_mixture_quantiles(np.exp(eta[..., 0]), quantiles)
 
+    def mean(self, eta, variables):
+        return np.exp(eta[..., 0])
+
+    def noise_variance(self, eta, variables):
+        """The rate."""
+        return np.exp(eta[..., 0])
+
 
 def poisson_mixture_quantiles(rate, quantiles):
     """Quantiles of the equal mixture over draws of Poisson(``rate``) (``rate`` of shape

@@ -209,6 +209,15 @@ class StudentTModel(LinearModel):
     def mixture_quantiles(self, eta, variables, quantiles):
         return student_t_mixture_quantiles(eta[..., 0], variables["scale"], self.nu, quantiles)
 
+    def mean(self, eta, variables):
+        return eta[..., 0]
+
+    def noise_variance(self, eta, variables):
+        """``s^2 nu / (nu - 2)``; infinite for ``nu <= 2``."""
+        nu = float(self.nu)
+        factor = nu / (nu - 2.0) if nu > 2.0 else np.inf
+        return np.broadcast_to(variables["scale"][:, None] ** 2 * factor, eta.shape[:2])
+
 
 #: Safeguarded Newton iterations for a Student-t mixture quantile: each halves the bracket
 #: at worst, so this bounds the error by 2^-60 of the components' quantile range.
