@@ -107,6 +107,8 @@ def fit_posterior(family, data, prior, acceptance, settings, passes=None, starte
     """
     started = time.perf_counter() if started is None else started
     passes = {} if passes is None else passes
+    if acceptance.needs_bounds:  # before any pass over the data
+        family.check_bounds()
     target = Target.linear(family, data, prior, 1.0 / float(settings.temperature),
                            lipschitz=acceptance.needs_lipschitz)
     if data.weights.size:  # the confidence sampler's range bound scales with it

@@ -38,8 +38,38 @@ warm_start : bool, default=False
     interrupted with Ctrl-C.
 """
 
+#: ``Parameters`` entries of the proposal and its step, the same for every estimator but
+#: the proposal ``"auto"`` gives Firefly (``{firefly_clause}``, from the estimator's
+#: ``_firefly_proposal``; empty where the family has no Firefly bounds).
+PROPOSAL_PARAMETERS = """\
+proposal : str or Proposal, default="auto"
+    ``"random_walk"``, ``"mala"``, ``"hmc"``, ``"pcn"``, ``"slice"`` or an object from
+    :mod:`skbayes_mh.proposals`. ``"auto"``: Hamiltonian paths (``"hmc"``) with the
+    exact tests and with control variates{firefly_clause}, the random walk otherwise
+    (kept in ``proposal_``).
+step_size : "auto" or float, default="auto"
+    ``"auto"``: the proposal is shaped by the Laplace covariance and, during warm-up,
+    refined from the warm-up draws (full covariance up to 400 parameters,
+    per-coordinate scales above) and scaled toward the proposal's optimal acceptance
+    rate, then frozen. A float: an isotropic proposal scale, as in the papers.
+"""
+
+#: ``Parameters`` entries of the priors' scaling and the intercept.
+AUTOSCALE_PARAMETERS = """\
+autoscale : bool, default=True
+    Priors on the data's scale (rstanarm's autoscaling, ``docs/estimators.md``):
+    ``prior_scale / sd(x_j)`` on weight ``j`` (times ``sd(y)`` for real outcomes), the
+    intercept's prior at the features' means. ``False``: raw-scale priors, the
+    intercept's at ``x = 0``.
+fit_intercept : bool, default=True
+    Sample an intercept; ``False``: the linear predictor is ``x . w`` alone.
+"""
+
 #: ``Attributes`` entries that every fit sets, after each estimator's own.
 FITTED_ATTRIBUTES = """\
+n_features_in_ : int
+feature_names_in_ : ndarray of shape (n_features,)
+    Only when ``X`` has string feature names.
 acceptance_ : AcceptanceTest
     The test used (``acceptance="auto"`` resolved).
 proposal_ : Proposal
@@ -89,18 +119,23 @@ Returns
 self
 """
 
-BLOCKS = {"sampling_parameters": SAMPLING_PARAMETERS, "fitted_attributes": FITTED_ATTRIBUTES}
+BLOCKS = {"sampling_parameters": SAMPLING_PARAMETERS, "fitted_attributes": FITTED_ATTRIBUTES,
+          "proposal_parameters": PROPOSAL_PARAMETERS,
+          "autoscale_parameters": AUTOSCALE_PARAMETERS}
 
 
 def shared_docstring(cls):
     """Class decorator: each line ``{name}`` of ``cls.__doc__`` becomes the block ``name``,
     indented as the line is."""
+    proposal = cls._firefly_proposal
+    firefly_clause = f', ``"{proposal}"`` with Firefly' if proposal else ""
     lines = []
     for line in cls.__doc__.splitlines():
         name = line.strip()[1:-1] if line.strip().startswith("{") else None
         if name in BLOCKS:
             indent = line[:len(line) - len(line.lstrip())]
-            lines.extend(textwrap.indent(BLOCKS[name], indent).rstrip("\n").splitlines())
+            block = BLOCKS[name].replace("{firefly_clause}", firefly_clause)
+            lines.extend(textwrap.indent(block, indent).rstrip("\n").splitlines())
         else:
             lines.append(line)
     cls.__doc__ = "\n".join(lines)

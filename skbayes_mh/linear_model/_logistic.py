@@ -43,25 +43,11 @@ class MinibatchMHLogisticRegression(ClassifierMixin, PredictiveClassifierMixin,
         (exact, with Jaakkola-Jordan bounds; for the probit link the tangent quadratic of
         ``log Phi`` with curvature 1) or an object from :mod:`skbayes_mh.acceptance`
         (cloned in ``fit``).
-    proposal : str or Proposal, default="auto"
-        ``"random_walk"``, ``"mala"``, ``"hmc"``, ``"pcn"``, ``"slice"`` or an object from
-        :mod:`skbayes_mh.proposals`. ``"auto"``: Hamiltonian paths (``"hmc"``) with the
-        exact tests and with control variates, MALA for Firefly, the random walk
-        otherwise (kept in ``proposal_``).
-    step_size : "auto" or float, default="auto"
-        ``"auto"``: the proposal is shaped by the Laplace covariance and, during warm-up, the
-        random walk's shape is refined from the warm-up draws (full covariance up to 400
-        parameters, per-coordinate scales above) and its overall scale tuned toward the
-        proposal's optimal acceptance rate, then frozen. A float: an isotropic proposal
-        scale, as in the papers.
+    {proposal_parameters}
     prior_scale : float, default=1.0
         Standard deviation of the Gaussian prior on each weight (per feature sd, with
         ``autoscale``).
-    autoscale : bool, default=True
-        Priors on the data's scale (rstanarm's autoscaling, ``docs/estimators.md``):
-        ``prior_scale / sd(x_j)`` on weight ``j``, the intercept's prior at the features'
-        means. ``False``: raw-scale priors.
-    fit_intercept : bool, default=True
+    {autoscale_parameters}
     intercept_prior_scale : float, default=10.0
         Standard deviation of the intercept's Gaussian prior (wide by default).
     {sampling_parameters}
@@ -69,9 +55,6 @@ class MinibatchMHLogisticRegression(ClassifierMixin, PredictiveClassifierMixin,
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features,)
-        Only when ``X`` has string feature names.
     coef_ : ndarray of shape (1, n_features)
         Posterior mean of the weights.
     intercept_ : ndarray of shape (1,)

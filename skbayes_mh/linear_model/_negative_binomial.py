@@ -36,23 +36,12 @@ class NegativeBinomialRegression(RegressorMixin, PredictiveRegressorMixin, Linea
         (kept in ``acceptance_``). Or ``"barker"``, ``"austerity"``, ``"confidence"``
         (with control variates only: the log-likelihood has no global Lipschitz constant)
         or an object from :mod:`skbayes_mh.acceptance`; not ``"firefly"``.
-    proposal : str or Proposal, default="auto"
-        ``"random_walk"``, ``"mala"``, ``"hmc"``, ``"pcn"``, ``"slice"`` or an object from
-        :mod:`skbayes_mh.proposals`. ``"auto"``: Hamiltonian paths (``"hmc"``) with the
-        exact tests and with control variates, the random walk otherwise (kept in
-        ``proposal_``).
-    step_size : "auto" or float, default="auto"
-        ``"auto"``: shaped by the Laplace covariance, refined and scaled in warm-up. A float:
-        an isotropic proposal scale.
+    {proposal_parameters}
     prior : {"gaussian", "laplace"}, default="gaussian"
         The family of the weights' and the intercept's priors.
     prior_scale : float, default=1.0
         Scale of each weight's prior (per sd of the feature, with ``autoscale``).
-    autoscale : bool, default=True
-        Priors on the data's scale (rstanarm's autoscaling, ``docs/estimators.md``):
-        ``prior_scale / sd(x_j)`` on weight ``j``, the intercept's prior at the features'
-        means. ``False``: raw-scale priors.
-    fit_intercept : bool, default=True
+    {autoscale_parameters}
     intercept_prior_scale : float, default=10.0
         Scale of the intercept's prior (wide by default).
     dispersion_prior_scale : float, default=1.0
@@ -71,9 +60,6 @@ class NegativeBinomialRegression(RegressorMixin, PredictiveRegressorMixin, Linea
         ``coef`` (n_chains, n_draws, n_features), ``intercept`` and ``dispersion``
         (n_chains, n_draws), and per-draw ``lp``, ``acceptance_rate``, ``n_data_read``,
         ``seconds``.
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features,)
-        Only when ``X`` has string feature names.
     {fitted_attributes}
 
     See Also
@@ -94,6 +80,7 @@ class NegativeBinomialRegression(RegressorMixin, PredictiveRegressorMixin, Linea
     (array([ 0.3, -0.2]), 0.5)
     """
 
+    _firefly_proposal = None  # the family has no Firefly bounds
     _fit_doc = dict(what="the weights and the dispersion", y="counts ``y``",
                     y_description="Non-negative counts.")
 

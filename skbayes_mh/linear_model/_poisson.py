@@ -34,21 +34,10 @@ class MinibatchMHPoissonRegression(RegressorMixin, PredictiveRegressorMixin,
         Or ``"barker"``, ``"austerity"``, ``"confidence"`` (with control variates only: the
         log-likelihood has no global Lipschitz constant) or an object from
         :mod:`skbayes_mh.acceptance`; not ``"firefly"``.
-    proposal : str or Proposal, default="auto"
-        ``"random_walk"``, ``"mala"``, ``"hmc"``, ``"pcn"``, ``"slice"`` or an object from
-        :mod:`skbayes_mh.proposals`. ``"auto"``: Hamiltonian paths (``"hmc"``) with the
-        exact tests and with control variates, the random walk
-        otherwise (kept in ``proposal_``).
-    step_size : "auto" or float, default="auto"
-        ``"auto"``: shaped by the Laplace covariance, refined and scaled in warm-up. A float:
-        an isotropic proposal scale.
+    {proposal_parameters}
     prior : {"gaussian", "laplace"}, default="gaussian"
     prior_scale : float, default=1.0
-    autoscale : bool, default=True
-        Priors on the data's scale (rstanarm's autoscaling, ``docs/estimators.md``):
-        ``prior_scale / sd(x_j)`` on weight ``j``, the intercept's prior at the features'
-        means. ``False``: raw-scale priors.
-    fit_intercept : bool, default=True
+    {autoscale_parameters}
     intercept_prior_scale : float, default=10.0
     {sampling_parameters}
 
@@ -60,8 +49,6 @@ class MinibatchMHPoissonRegression(RegressorMixin, PredictiveRegressorMixin,
     posterior_ : Posterior
         ``coef`` (n_chains, n_draws, n_features), ``intercept`` (n_chains, n_draws)
         and per-draw ``lp``, ``acceptance_rate``, ``n_data_read``, ``seconds``.
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features,)
     {fitted_attributes}
 
     See Also
@@ -83,6 +70,7 @@ class MinibatchMHPoissonRegression(RegressorMixin, PredictiveRegressorMixin,
     (array([ 0.3, -0.2]), (2,))
     """
 
+    _firefly_proposal = None  # the family has no Firefly bounds
     _fit_doc = dict(what="the weights", y="counts ``y``",
                     y_description="Non-negative counts (non-integer values act as in a "
                                   "quasi-Poisson likelihood).")

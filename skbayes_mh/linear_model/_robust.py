@@ -41,15 +41,9 @@ class RobustTRegression(RegressorMixin, PredictiveRegressorMixin, LinearMHEstima
     prior_scale : float, default=1.0
         Scale of the weights' prior (Laplace ``b``, Gaussian standard deviation): in
         outcome sds per feature sd with ``autoscale``, else on the scale of ``X`` and ``y``.
-    autoscale : bool, default=True
-        Priors on the data's scale, as rstanarm's autoscaled priors: weight ``j``'s prior
-        scale is ``prior_scale / sd(x_j)`` * sd(y) (``prior_scale`` per standard deviation
-        of the feature), and the intercept's prior is on the intercept at the features'
-        means. ``False``: ``prior_scale`` on the raw features, the intercept's prior at
-        ``x = 0``.
+    {autoscale_parameters}
     intercept_prior_scale : float or None, default=None
         Scale of the intercept's prior around ``mean(y)``. ``None``: ``10 * std(y)``.
-    fit_intercept : bool, default=True
     acceptance : str or AcceptanceTest, default="auto"
         ``"auto"``: the exact ``"metropolis"`` test on all rows when the data have at most
         5,000 rows, the minibatch Barker test with control variates (``"minibatch"``) above
@@ -58,12 +52,7 @@ class RobustTRegression(RegressorMixin, PredictiveRegressorMixin, LinearMHEstima
         ``"barker"``, ``"austerity"``, ``"confidence"`` (the last needs a fixed ``scale``:
         with a sampled scale the log-likelihood has no Lipschitz constant, unless given to
         the test).
-    proposal : str or Proposal, default="auto"
-        ``"random_walk"``, ``"mala"``, ``"hmc"``, ``"pcn"``, ``"slice"`` or an object from
-        :mod:`skbayes_mh.proposals`. ``"auto"``: Hamiltonian paths (``"hmc"``) with the
-        exact tests and with control variates, slice sampling for Firefly, the random walk
-        otherwise (kept in ``proposal_``).
-    step_size : "auto" or float, default="auto"
+    {proposal_parameters}
     {sampling_parameters}
 
     Attributes
@@ -77,8 +66,6 @@ class RobustTRegression(RegressorMixin, PredictiveRegressorMixin, LinearMHEstima
         ``coef`` (n_chains, n_draws, n_features), ``intercept`` and ``scale``
         (n_chains, n_draws), per-draw ``lp``, ``acceptance_rate``, ``n_data_read``,
         ``seconds`` and, with Firefly, ``n_bright``.
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features,)
     {fitted_attributes}
 
     References

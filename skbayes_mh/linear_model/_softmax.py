@@ -30,28 +30,15 @@ class FireflySoftmaxClassifier(ClassifierMixin, PredictiveClassifierMixin,
         (the choice is kept in ``acceptance_``; docs/choosing.md has the measurements).
         Or ``"firefly"`` (or a :class:`~skbayes_mh.acceptance.Firefly` object: bound,
         brightness resampling, softmax bound), ``"barker"``, ``"austerity"``, ...
-    proposal : str or Proposal, default="auto"
-        ``"random_walk"``, ``"mala"``, ``"hmc"``, ``"pcn"``, ``"slice"`` or an object from
-        :mod:`skbayes_mh.proposals`. ``"auto"``: Hamiltonian paths (``"hmc"``) with the
-        exact tests and with control variates, MALA for Firefly, the random walk
-        otherwise (kept in ``proposal_``).
-    step_size : "auto" or float, default="auto"
-        ``"auto"``: shaped by the Laplace covariance, scaled in warm-up toward the proposal's
-        optimal acceptance rate. A float: an isotropic proposal scale.
+    {proposal_parameters}
     prior_scale : float, default=1.0
-    autoscale : bool, default=True
-        Priors on the data's scale (rstanarm's autoscaling, ``docs/estimators.md``):
-        ``prior_scale / sd(x_j)`` on weight ``j``, the intercept's prior at the features'
-        means. ``False``: raw-scale priors.
-    fit_intercept : bool, default=True
+    {autoscale_parameters}
     intercept_prior_scale : float, default=10.0
     {sampling_parameters}
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features,)
     coef_ : ndarray of shape (n_classes, n_features)
         Posterior mean of the weights.
     intercept_ : ndarray of shape (n_classes,)

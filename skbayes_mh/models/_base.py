@@ -353,6 +353,14 @@ class LinearModel:
             objective.last[0], theta) else None
         return theta, covariance, n_passes + passes, reference
 
+    def check_bounds(self):
+        """A ``ValueError`` when the model has no collapsible lower bound (Firefly's)."""
+        if type(self).bound_coefficients is None:
+            raise ValueError(
+                f"acceptance='firefly' needs a model with a collapsible lower bound on each "
+                f"likelihood; the {self.name} likelihood has none (no global quadratic lower "
+                f"bound exists for it). Choose another acceptance test.")
+
     def firefly_bound(self, data, theta_map, bound, inv_temperature):
         """Firefly's bounds, tight at the MAP or untuned, collapsed over every row in one pass
         (the tuple ``specs.FireflyBound``, tempered).
@@ -362,11 +370,7 @@ class LinearModel:
         ValueError
             When the model has no collapsible lower bound.
         """
-        if type(self).bound_coefficients is None:
-            raise ValueError(
-                f"acceptance='firefly' needs a model with a collapsible lower bound on each "
-                f"likelihood; the {self.name} likelihood has none (no global quadratic lower "
-                f"bound exists for it). Choose another acceptance test.")
+        self.check_bounds()
         tangent = np.ascontiguousarray(self.firefly_tangent(theta_map, bound), dtype=np.float64)
         params = np.ascontiguousarray(self.firefly_bound_params(bound), dtype=np.float64)
         # Each row's u at the tangent, kept for the queries up to TANGENT_CACHE_MAX_ROWS
