@@ -1,7 +1,7 @@
 """Build the long exact reference posterior for MNIST 7 vs 9 (50 principal components plus
 a bias, 12,214 rows, Gaussian prior with precision 10 on every weight): exact Metropolis
 chains, summarised per weight (mean, sd, Monte Carlo standard error) and saved to
-``tests/data/mnist79_pca50_reference.npz`` for ``tests/test_mnist_exactness.py``.
+``tests/integration/data/mnist79_pca50_reference.npz`` for ``tests/integration/test_mnist_exactness.py``.
 
     python benchmarks/mnist79_reference.py [--iterations 500000] [--chains 4]
 """

@@ -7,6 +7,9 @@ import pytest
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 #: The papers' user models (``sample`` log-likelihoods) live with the benchmarks that run them.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+#: The tests sit in one folder per layer (kernels, models, sampling, estimators,
+#: integration); their shared models and helpers (``_models.py``) sit here.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 @pytest.fixture(scope="session")

@@ -9,13 +9,11 @@ import numba
 import numpy as np
 import pytest
 from scipy import special
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import skbayes_mh
 from skbayes_mh import MinibatchMHLogisticRegression
 from skbayes_mh.models.probit import log_ndtr_and_ratio, probit_bound, probit_link
 
-from _models import STOCHASTIC_CHECKS
 
 FAST = dict(n_draws=60, n_warmup=60, n_chains=2)
 #: |z| limit for a posterior mean or sd against the reference (z from Monte Carlo errors).
@@ -65,12 +63,6 @@ def test_firefly_bound_is_below_and_tight_at_its_tangent(tangent):
         at = c + linear[0] * tangent - 0.5 * curvature[0, 0] * tangent**2 + c0
         assert at == pytest.approx(special.log_ndtr((2 * y - 1) * tangent), rel=1e-12)
         assert s == 0.0
-
-
-@parametrize_with_checks([MinibatchMHLogisticRegression(link="probit", **FAST)],
-                         expected_failed_checks=lambda estimator: STOCHASTIC_CHECKS)
-def test_scikit_learn_estimator_checks(estimator, check):
-    check(estimator)
 
 
 @numba.njit

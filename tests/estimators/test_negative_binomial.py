@@ -7,14 +7,12 @@ import numba
 import numpy as np
 import pytest
 from scipy import special, stats
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import skbayes_mh
 from skbayes_mh import NegativeBinomialRegression
 from skbayes_mh.models.negative_binomial import (NegativeBinomialModel, digamma,
                                                  negative_binomial_link, trigamma)
 
-from _models import STOCHASTIC_CHECKS
 
 FAST = dict(n_draws=60, n_warmup=60, n_chains=2)
 #: |z| limit for a posterior mean or sd against the reference (z from Monte Carlo errors).
@@ -84,14 +82,6 @@ def test_numpy_side_matches_scipy():
     mean, variance = 3.0, 3.0 + 0.5 * 9.0
     assert abs(draws.mean() - mean) < 4 * math.sqrt(variance / draws.size)
     assert abs(draws.var() / variance - 1) < 0.03
-
-
-@parametrize_with_checks([NegativeBinomialRegression(**FAST),
-                          NegativeBinomialRegression(acceptance="minibatch", prior="laplace",
-                                                     **FAST)],
-                         expected_failed_checks=lambda estimator: STOCHASTIC_CHECKS)
-def test_scikit_learn_estimator_checks(estimator, check):
-    check(estimator)
 
 
 @numba.njit

@@ -8,14 +8,13 @@ from sklearn.linear_model import LinearRegression
 from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skbayes_mh import RobustTRegression
 from skbayes_mh._kernels.firefly import firefly_pseudo_posterior, firefly_terms
 from skbayes_mh.models import StudentTModel
 from skbayes_mh.models._prior import GAUSSIAN, LOG_SCALE
 
-from _models import ROBUST_CHECKS, batch_means_standard_error, firefly_chain, linear_target
+from _models import batch_means_standard_error, firefly_chain, linear_target
 
 FAST = dict(n_draws=60, n_warmup=60, n_chains=2)
 NU = 4.0
@@ -276,14 +275,6 @@ def test_fixed_scale_and_attributes(fitted):
 
 
 # --- scikit-learn citizenship --------------------------------------------------------------
-
-@parametrize_with_checks(
-    [RobustTRegression(**FAST), RobustTRegression(acceptance="minibatch", prior="gaussian",
-                                                  **FAST)],
-    expected_failed_checks=lambda estimator: ROBUST_CHECKS)
-def test_scikit_learn_estimator_checks(estimator, check):
-    check(estimator)
-
 
 def test_pipeline_grid_search_cross_validation():
     X, y = _heavy_tailed(300, seed=10)

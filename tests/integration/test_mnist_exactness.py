@@ -1,7 +1,7 @@
 """Exactness on real data: MNIST 7 vs 9, 50 principal components plus a bias (12,214 rows,
 Gaussian prior with precision 10), against a long exact reference run built by
 ``benchmarks/mnist79_reference.py`` (4 x 500,000 Metropolis iterations, summarised in
-``tests/data/mnist79_pca50_reference.npz``).
+``tests/integration/data/mnist79_pca50_reference.npz``).
 
 The requirement is that every weight's posterior mean lies within 0.1 posterior sd of the
 reference. A chain of finite length also carries Monte Carlo error, so the tolerance is

@@ -1,0 +1,122 @@
+"""Every registered likelihood family (``skbayes_mh.models.FAMILIES``), checked the same way:
+its numba link's derivatives against finite differences, its NumPy log-likelihood against
+the link (the two halves of the model differ by a constant in the parameters), its class
+probabilities against its log-likelihood, and the link at extreme linear predictors and
+extra parameters (where a diverging Hamiltonian path or a wide warm-up step lands): finite
+or -inf, never NaN or +inf, with finite derivatives wherever the value is finite. A new
+family is checked without editing this file (one with constructor arguments is listed in
+``EXAMPLES``)."""
+import itertools
+
+import numpy as np
+import pytest
+
+from skbayes_mh.models import FAMILIES
+
+#: Constructor arguments of the families that take some (each a case).
+EXAMPLES = {"SoftmaxModel": [dict(n_outputs=3)],
+            "StudentTModel": [dict(nu=4.0), dict(nu=4.0, scale=2.0)]}
+#: Outcomes each kind of family reads.
+OUTCOMES = {"classes": None, "counts": (0.0, 1.0, 5.0, 1000.0),
+            "real": (-1e3, 0.0, 2.5, 1e3)}
+EXTREMES = (-800.0, -300.0, -40.0, 0.0, 3.0, 40.0, 300.0, 800.0)
+
+
+def _cases():
+    return [pytest.param(cls(**kwargs), id=f"{name}-{i}")
+            for name, cls in sorted(FAMILIES.items())
+            for i, kwargs in enumerate(EXAMPLES.get(name, [{}]))]
+
+
+def _outcomes(family):
+    if family.outcome == "classes":
+        return tuple(float(k) for k in range(max(family.n_outputs, 2)))
+    return OUTCOMES[family.outcome]
+
+
+def _width(family):
+    return family.n_outputs + family.n_extra
+
+
+def _link(family, u, y, order=0):
+    m = _width(family)
+    d1, d2 = np.zeros(m), np.zeros((m, m))
+    params = np.ascontiguousarray(family.params(), dtype=np.float64)
+    value = type(family).link(np.ascontiguousarray(u, dtype=np.float64), y, params, order,
+                              d1, d2)
+    return value, d1, d2
+
+
+def _moderate_u(family, rng, n):
+    """``n`` linear predictors (and extra parameters, on their sampled scale) where every
+    family's likelihood is well away from its limits."""
+    return rng.uniform(-1.5, 1.5, size=(n, _width(family)))
+
+
+def test_every_family_has_an_example():
+    for name, cls in FAMILIES.items():
+        for kwargs in EXAMPLES.get(name, [{}]):
+            cls(**kwargs)  # a new family with arguments must be listed
+
+
+@pytest.mark.parametrize("family", _cases())
+def test_link_derivatives_match_finite_differences(family):
+    rng = np.random.default_rng(0)
+    h = 1e-5
+    for u in _moderate_u(family, rng, 5):
+        for y in _outcomes(family)[:3]:
+            _, d1, d2 = _link(family, u, y, order=2)
+            for a in range(u.size):
+                step = np.zeros(u.size)
+                step[a] = h
+                plus, g_plus, _ = _link(family, u + step, y, order=1)
+                minus, g_minus, _ = _link(family, u - step, y, order=1)
+                np.testing.assert_allclose(d1[a], (plus - minus) / (2 * h), rtol=1e-6,
+                                           atol=1e-6)
+                np.testing.assert_allclose(d2[a], (g_plus - g_minus) / (2 * h), rtol=1e-5,
+                                           atol=1e-5)
+            np.testing.assert_array_equal(d2, d2.T)
+
+
+@pytest.mark.parametrize("family", _cases())
+def test_numpy_log_likelihood_is_the_link_up_to_a_constant(family):
+    """Rows (of each outcome) under several draws: the NumPy log-likelihood less the link's
+    value depends on the outcome only (the link drops terms constant in the parameters)."""
+    rng = np.random.default_rng(1)
+    outcomes = np.array(_outcomes(family))
+    n_draws, K = 6, family.n_outputs
+    u = _moderate_u(family, rng, n_draws)
+    eta = np.repeat(u[:, None, :K], outcomes.size, axis=1)
+    variables = {name: transform(u[:, K + j])
+                 for j, (name, transform, _) in enumerate(family.extra_parameters())}
+    variables.update({name: np.full(n_draws, float(value))
+                      for name, value in family.fixed_parameters().items()})
+    y = outcomes.astype(int) if family.outcome == "classes" else outcomes
+    numpy_side = family.log_likelihood(eta, variables, y)
+    assert numpy_side.shape == (n_draws, outcomes.size)
+    link_side = np.array([[_link(family, u[d], float(v))[0] for v in outcomes]
+                          for d in range(n_draws)])
+    gap = numpy_side - link_side
+    np.testing.assert_allclose(gap, np.broadcast_to(gap[0], gap.shape), rtol=0, atol=1e-9)
+    if family.outcome == "classes":
+        proba = family.class_probabilities(eta[:, :1], variables)
+        np.testing.assert_allclose(proba.sum(axis=-1), 1.0)
+        for k in range(proba.shape[-1]):
+            np.testing.assert_allclose(
+                np.log(proba[..., k]),
+                family.log_likelihood(eta[:, :1], variables, np.array([k])), atol=1e-12)
+
+
+@pytest.mark.parametrize("family", _cases())
+def test_link_is_finite_or_minus_infinity_with_finite_derivatives(family):
+    failures = []
+    for values in itertools.product(EXTREMES, repeat=_width(family)):
+        for y in _outcomes(family):
+            value, d1, d2 = _link(family, np.array(values), y, order=2)
+            finite_derivatives = np.all(np.isfinite(d1)) and np.all(np.isfinite(d2))
+            if np.isnan(value) or value == np.inf or (np.isfinite(value)
+                                                      and not finite_derivatives):
+                failures.append((values, y, value))
+            elif _link(family, np.array(values), y)[0] != value:
+                failures.append((values, y, "order 0 differs"))
+    assert not failures, f"{len(failures)} failures, e.g. {failures[:5]}"
