@@ -31,7 +31,7 @@ import numpy as np
 from numba import types
 
 from ._common import borrow, borrow_workspace, keep_alive, log_expm1
-from ._jit import (BOOL, BYTES, F8, FLAGS, I8, INDEX, MATRIX, RNG, STATUS_BAD_LOGLIK,
+from ._jit import (BOOL, F8, I8, MATRIX, RNG, STATUS_BAD_LOGLIK,
                    STATUS_OK, VECTOR, by_data_dtype, entry_kernel, jit, readonly)
 from .linear import add_gradient, block_width, linear_u
 from .mh import log_prior_total
@@ -39,7 +39,8 @@ from .pool import DENSE_POOL_MAX_ROWS, draw_rows, make_pool
 from .proposals import MALA, SLICE, propose, proposal_log_ratio
 from .rows import make_workspace, row_weight
 from .slice import register_target, slice_update
-from .specs import FIREFLY_BOUND, IN_VECTOR, LINEAR_SPECS, PRIOR, PROPOSAL
+from .specs import (BRIGHTNESS_UPDATE, FIREFLY_BOUND, FIREFLY_CHAIN, IN_VECTOR, LINEAR_SPECS,
+                    PRIOR, PROPOSAL, TRACE)
 from .views import bound_view, linear_view, prior_view, proposal_view, rebind
 
 IMPLICIT = 0
@@ -254,11 +255,12 @@ def _bright_probability(diff):
 
 
 @jit
-def initialise_loop(spec, bound, theta, inv_temperature, bright_rows, bright_bits, state,
-                    point_diff, rng):
-    """Draw every ``z_n`` from ``p(z_n | theta)`` (N queries): the chain starts with the
-    brightness variables in equilibrium given theta. ``bright_bits`` must be all 0.
-    Returns the status."""
+def initialise_loop(spec, bound, inv_temperature, chain, rng):
+    """Draw every ``z_n`` from ``p(z_n | theta)`` (N queries) into the bright set of
+    ``chain`` (a :data:`~.specs.FireflyChain`): the chain starts with the brightness
+    variables in equilibrium given theta. ``bright_bits`` must be all 0. Returns the
+    status."""
+    theta, bright_rows, bright_bits, state, point_diff, _, _, _ = rebind(chain)
     n = spec.X.shape[0]
     m = spec.n_outputs + spec.n_extra
     owners = (make_workspace(spec, theta.shape[0]), make_bound_work(spec), np.empty(m),
@@ -281,26 +283,22 @@ def initialise_loop(spec, bound, theta, inv_temperature, bright_rows, bright_bit
 
 
 @jit
-def firefly_loop(spec, prior, bound, proposal, inv_temperature, resample, q_db, resample_count,
-                 theta, bright_rows, bright_bits, state, point_diff, point_slope, gradient,
-                 current, rng, out_draws, out_accepted, out_queries, out_bright, out_lp):
-    """Run ``out_draws.shape[0]`` Firefly iterations in place.
+def firefly_loop(spec, prior, bound, proposal, inv_temperature, update, chain, rng, trace):
+    """Run ``trace.draws.shape[0]`` Firefly iterations, updating ``chain`` in place.
 
-    The state: ``theta``; the bright set ``bright_rows[:state[0]]`` and ``bright_bits``;
-    ``point_diff[p]`` (``l - b``) and, for MALA, ``point_slope[p]`` (its gradient in ``u``)
-    of the ``p``-th bright point at theta, so that darkening a point costs no query;
-    ``gradient`` (MALA) and ``current[0]``, the log pseudo-posterior at theta (NaN:
-    recomputed here, with the gradient). Per iteration the outputs receive theta, whether
-    the parameter update moved, the likelihood queries, the bright count after the
-    iteration and the log pseudo-posterior.
+    ``update`` is the brightness update (:data:`~.specs.BrightnessUpdate`), ``chain`` the
+    state (:data:`~.specs.FireflyChain`; ``current[0]`` NaN: the log pseudo-posterior and
+    its gradient are recomputed here). Per iteration ``trace`` (:data:`~.specs.Trace`)
+    receives theta, whether the parameter update moved, the likelihood queries, the log
+    pseudo-posterior and the bright count after the iteration.
 
     Returns ``(status, iteration)``.
     """
     spec, prior, bound, proposal = rebind(spec), rebind(prior), rebind(bound), rebind(proposal)
-    theta, bright_rows, bright_bits, state = (rebind(theta), rebind(bright_rows),
-                                              rebind(bright_bits), rebind(state))
-    point_diff, point_slope, gradient, current = (rebind(point_diff), rebind(point_slope),
-                                                  rebind(gradient), rebind(current))
+    resample, q_db, resample_count = update
+    (theta, bright_rows, bright_bits, state, point_diff, point_slope, gradient,
+     current) = rebind(chain)
+    out_draws, out_accepted, out_queries, out_lp, out_bright = trace
     n = spec.X.shape[0]
     d = theta.shape[0]
     m = spec.n_outputs + spec.n_extra
@@ -450,21 +448,13 @@ def firefly_loop(spec, prior, bound, proposal, inv_temperature, resample, q_db, 
     return STATUS_OK, -1
 
 
-_FIREFLY_ARGS = (PRIOR, FIREFLY_BOUND, PROPOSAL, F8, I8, F8, I8, VECTOR, INDEX, BYTES, INDEX,
-                 VECTOR, MATRIX, VECTOR, VECTOR, RNG, MATRIX, FLAGS, INDEX, INDEX, VECTOR)
-
-
-@entry_kernel(*[types.Tuple((I8, I8))(spec, *_FIREFLY_ARGS) for spec in LINEAR_SPECS],
-              select=by_data_dtype)
-def firefly_linear(spec, prior, bound, proposal, inv_temperature, resample, q_db, resample_count,
-                   theta, bright_rows, bright_bits, state, point_diff, point_slope, gradient,
-                   current, rng, out_draws, out_accepted, out_queries, out_bright, out_lp):
+@entry_kernel(*[types.Tuple((I8, I8))(spec, PRIOR, FIREFLY_BOUND, PROPOSAL, F8,
+                                      BRIGHTNESS_UPDATE, FIREFLY_CHAIN, RNG, TRACE)
+                for spec in LINEAR_SPECS], select=by_data_dtype)
+def firefly_linear(spec, prior, bound, proposal, inv_temperature, update, chain, rng, trace):
     """:func:`firefly_loop` for a linear-predictor model."""
     return firefly_loop(linear_view(spec), prior_view(prior), bound_view(bound),
-                        proposal_view(proposal), inv_temperature, resample, q_db, resample_count,
-                        borrow(theta), bright_rows, bright_bits, state, point_diff, point_slope,
-                        borrow(gradient), current, rng, out_draws, out_accepted, out_queries,
-                        out_bright, out_lp)
+                        proposal_view(proposal), inv_temperature, update, chain, rng, trace)
 
 
 _D3 = types.Array(F8, 3, "C")
@@ -497,13 +487,11 @@ def bound_coefficients(spec, bound, start, stop, constants, linear, curvatures, 
     return STATUS_OK
 
 
-@entry_kernel(*[I8(spec, FIREFLY_BOUND, VECTOR, F8, INDEX, BYTES, INDEX, VECTOR, RNG)
-                for spec in LINEAR_SPECS], select=by_data_dtype)
-def firefly_initialise(spec, bound, theta, inv_temperature, bright_rows, bright_bits, state,
-                       point_diff, rng):
+@entry_kernel(*[I8(spec, FIREFLY_BOUND, F8, FIREFLY_CHAIN, RNG) for spec in LINEAR_SPECS],
+              select=by_data_dtype)
+def firefly_initialise(spec, bound, inv_temperature, chain, rng):
     """:func:`initialise_loop` for a linear-predictor model."""
-    return initialise_loop(linear_view(spec), bound_view(bound), borrow(theta),
-                           inv_temperature, bright_rows, bright_bits, state, point_diff, rng)
+    return initialise_loop(linear_view(spec), bound_view(bound), inv_temperature, chain, rng)
 
 
 @entry_kernel(*[I8(spec, FIREFLY_BOUND, IN_VECTOR, F8, MATRIX) for spec in LINEAR_SPECS],

@@ -21,8 +21,8 @@ from collections import namedtuple
 import numpy as np
 from numba import types
 
-from ._jit import (F8, FLAGS, I8, INDEX, MATRIX, RNG, STATUS_BAD_LOG_PRIOR, STATUS_BAD_LOGLIK,
-                   STATUS_OK, VECTOR, by_data_dtype, entry_kernel, jit)
+from ._jit import (F8, I8, RNG, STATUS_BAD_LOG_PRIOR, STATUS_BAD_LOGLIK, STATUS_OK,
+                   TUPLE_FIELDS, VECTOR, by_data_dtype, entry_kernel, jit)
 from .austerity import austerity_decide
 from .barker import barker_decide
 from .confidence import confidence_decide
@@ -35,7 +35,7 @@ from ._common import borrow, borrow_workspace, keep_alive
 from .pool import DENSE_POOL_MAX_ROWS, POOL, make_pool
 from .rows import make_workspace, n_rows, row_loglik, row_loglik_gradient, spec_log_prior
 from .slice import register_target, slice_update
-from .specs import CONTROL_VARIATES, LINEAR_SPECS, PRIOR, PROPOSAL, ROW_SPEC, TEST
+from .specs import CONTROL_VARIATES, LINEAR_SPECS, PRIOR, PROPOSAL, ROW_SPEC, TEST, TRACE
 from .views import (cv_view, linear_view, prior_view, proposal_view, rebind, row_view,
                     test_view)
 
@@ -229,24 +229,26 @@ def _hmc_move(spec, prior, proposal, cv, exact, inv_temperature, theta, gradient
 
 
 @jit
-def mh_loop(spec, prior, proposal, test, cv, inv_temperature, theta, cache, gradient,
-            pool, rng, out_draws, out_accepted, out_n_read, out_lp):
-    """Run ``out_draws.shape[0]`` iterations from the state ``(theta, cache, gradient)``,
-    updated in place.
+def mh_loop(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace):
+    """Run ``trace.draws.shape[0]`` iterations, updating ``chain`` (:data:`MHChain`) in
+    place.
 
-    ``cache[0]`` is the full-data log-likelihood at ``theta`` when known (NaN otherwise: it
-    is then computed here if the test or update needs it), and ``gradient`` the log target's
-    gradient at ``theta`` (MALA; current whenever ``cache[0]`` is known, recomputed
-    otherwise). ``pool`` is the chain's pool of random rows (``pool.py``; an empty one
-    for the exact tests). Per iteration the outputs receive theta, whether it moved, the data rows
-    read, and the tempered log posterior where the full-data log-likelihood is known (NaN
-    where it is not, as for the subsampling tests).
+    In ``chain``, ``cache[0]`` is the full-data log-likelihood at ``theta`` when known (NaN
+    otherwise: it is then computed here if the test or update needs it), and ``gradient``
+    the log target's gradient at ``theta`` (MALA; current whenever ``cache[0]`` is known,
+    recomputed otherwise); ``pool`` is the chain's pool of random rows (``pool.py``; an
+    empty one for the exact tests). Per iteration ``trace`` (:data:`~.specs.Trace`)
+    receives theta, whether it moved, the data rows read, and the tempered log posterior
+    where the full-data log-likelihood is known (NaN where it is not, as for the
+    subsampling tests).
 
     Returns ``(status, iteration)``: ``STATUS_OK`` and -1, or the first failure.
     """
     spec, prior, proposal, test, cv = (rebind(spec), rebind(prior), rebind(proposal),
                                        rebind(test), rebind(cv))
+    theta, cache, gradient, pool = chain
     theta, cache, gradient = rebind(theta), rebind(cache), rebind(gradient)
+    out_draws, out_accepted, out_n_read, out_lp, _ = trace
     n_iter, d = out_draws.shape
     n = n_rows(spec)
     # Scratch, borrowed (see ``_common.borrow``) and kept alive to the end.
@@ -406,29 +408,29 @@ def repeat_loop(spec, test, cv, theta, theta_prop, log_psi, inv_temperature, rng
     return n_accepted, n_read, STATUS_OK
 
 
-_CHAIN_ARGS = (PRIOR, PROPOSAL, TEST, CONTROL_VARIATES, F8, VECTOR, VECTOR, VECTOR, POOL, RNG,
-               MATRIX, FLAGS, INDEX, VECTOR)
+#: A Metropolis-Hastings chain's state, updated in place: ``theta``, the full-data
+#: log-likelihood there (``cache[0]``, NaN: unknown; a one-element array because a run
+#: stops and resumes with it), the log target's gradient (MALA) and the chain's pool of
+#: random rows (``pool.py``).
+MHChain = namedtuple("MHChain", "theta cache gradient pool")
+MH_CHAIN = types.Tuple((VECTOR, VECTOR, VECTOR, POOL))
+TUPLE_FIELDS[MH_CHAIN] = MHChain
+_CHAIN_ARGS = (PRIOR, PROPOSAL, TEST, CONTROL_VARIATES, F8, MH_CHAIN, RNG, TRACE)
 _CHAIN_RESULT = types.Tuple((I8, I8))
 
 
 @entry_kernel(*[_CHAIN_RESULT(spec, *_CHAIN_ARGS) for spec in LINEAR_SPECS], select=by_data_dtype)
-def mh_linear(spec, prior, proposal, test, cv, inv_temperature, theta, cache, gradient,
-              pool, rng, out_draws, out_accepted, out_n_read, out_lp):
+def mh_linear(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace):
     """:func:`mh_loop` for a linear-predictor model."""
     return mh_loop(linear_view(spec), prior_view(prior), proposal_view(proposal),
-                   test_view(test), cv_view(cv), inv_temperature, borrow(theta), cache,
-                   borrow(gradient), pool, rng, out_draws, out_accepted, out_n_read,
-                   out_lp)
+                   test_view(test), cv_view(cv), inv_temperature, chain, rng, trace)
 
 
 @entry_kernel(_CHAIN_RESULT(ROW_SPEC, *_CHAIN_ARGS))
-def mh_rows(spec, prior, proposal, test, cv, inv_temperature, theta, cache, gradient,
-            pool, rng, out_draws, out_accepted, out_n_read, out_lp):
+def mh_rows(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace):
     """:func:`mh_loop` for a user's per-row model."""
     return mh_loop(row_view(spec), prior_view(prior), proposal_view(proposal),
-                   test_view(test), cv_view(cv), inv_temperature, borrow(theta), cache,
-                   borrow(gradient), pool, rng, out_draws, out_accepted, out_n_read,
-                   out_lp)
+                   test_view(test), cv_view(cv), inv_temperature, chain, rng, trace)
 
 
 @entry_kernel(types.Tuple((I8, I8, I8))(ROW_SPEC, TEST, CONTROL_VARIATES, VECTOR, VECTOR, F8,

@@ -20,7 +20,8 @@ from collections import namedtuple
 
 from numba import types
 
-from ._jit import BOOL, F4, F8, I8, MATRIX, TUPLE_FIELDS, VECTOR, readonly
+from ._jit import (BOOL, BYTES, F4, F8, FLAGS, I8, INDEX, MATRIX, TUPLE_FIELDS, VECTOR,
+                   readonly)
 
 LinearSpec = namedtuple("LinearSpec", "X y weights params link n_outputs n_extra intercept")
 RowSpec = namedtuple("RowSpec", "data weights loglik gradient hessian log_prior")
@@ -61,6 +62,22 @@ ControlVariates = namedtuple("ControlVariates", "use center grad hess whitening 
 FireflyBound = namedtuple("FireflyBound", "coefficients tangent bound_params quad lin const "
                                           "scale_count fixed_log_scale tangent_u")
 
+#: A chain loop's per-iteration outputs: the draws (n_iter, d), whether each iteration
+#: moved, the data rows read (or likelihood queries), the log target, and for Firefly the
+#: bright count after each iteration (empty for Metropolis-Hastings).
+Trace = namedtuple("Trace", "draws accepted n_read lp n_bright")
+#: A Firefly chain's state, updated in place: ``theta``; the bright set
+#: (``bright_rows[:n_bright[0]]`` and a bit per row in ``bright_bits``); the bright points'
+#: ``l - b`` and its gradient in ``u`` by position in that list (``point_diff``,
+#: ``point_slope``), so that darkening a point costs no query; the log pseudo-posterior's
+#: gradient (MALA) and its value ``current[0]`` (NaN: unknown). The two counts are
+#: one-element arrays because a run stops and resumes (timed chunks, Ctrl-C) with them.
+FireflyChain = namedtuple("FireflyChain", "theta bright_rows bright_bits n_bright point_diff "
+                                          "point_slope gradient current")
+#: Firefly's brightness update: ``resample`` (implicit or explicit), the dark-to-bright
+#: proposal probability ``q_db`` (implicit) and the rows resampled per iteration (explicit).
+BrightnessUpdate = namedtuple("BrightnessUpdate", "resample q_db resample_count")
+
 #: Arrays a kernel only reads are typed read-only: a read-only array (a Ray or Dask worker's
 #: zero-copy view, a read-only memmap, ``setflags(write=False)``) matches them, and so does a
 #: writable one. Only the arrays a kernel writes (a chain's state, outputs) are writable.
@@ -99,6 +116,12 @@ CONTROL_VARIATES = types.Tuple((BOOL, IN_VECTOR, IN_VECTOR, IN_MATRIX, IN_MATRIX
 FIREFLY_BOUND = types.Tuple((BOUND_COEFFICIENTS, IN_VECTOR, IN_VECTOR, IN_MATRIX, IN_VECTOR, F8,
                              F8, F8, IN_MATRIX))
 
+TRACE = types.Tuple((MATRIX, FLAGS, INDEX, VECTOR, INDEX))
+FIREFLY_CHAIN = types.Tuple((VECTOR, INDEX, BYTES, INDEX, VECTOR, MATRIX, VECTOR, VECTOR))
+BRIGHTNESS_UPDATE = types.Tuple((I8, F8, I8))
+
+TUPLE_FIELDS.update({TRACE: Trace, FIREFLY_CHAIN: FireflyChain,
+                     BRIGHTNESS_UPDATE: BrightnessUpdate})
 TUPLE_FIELDS.update({LINEAR_SPECS[0]: LinearSpec, LINEAR_SPECS[1]: LinearSpec, ROW_SPEC: RowSpec,
                      PRIOR: Prior, PROPOSAL: Proposal, TEST: Test,
                      CONTROL_VARIATES: ControlVariates, FIREFLY_BOUND: FireflyBound})

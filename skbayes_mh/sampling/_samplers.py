@@ -1,7 +1,7 @@
 """The samplers, each a small object over one numba loop: ``init(theta) -> state`` and
 ``run(state, n_iter, rng) -> per-iteration info``, with explicit state and the tunable
 parameters (scale, shape, ``q_db``) as attributes that warm-up tuners adjust."""
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -9,6 +9,7 @@ from .._kernels._jit import (STATUS_BAD_GRADIENT, STATUS_BAD_LOG_PRIOR, STATUS_B
                              STATUS_OK)
 from .._kernels.firefly import EXPLICIT, IMPLICIT, firefly_initialise, firefly_linear
 from .._kernels.mh import mh_linear, mh_rows
+from .._kernels.specs import BrightnessUpdate, Trace
 from .._kernels.pool import DENSE_POOL_MAX_ROWS, new_pool
 from ._target import control_variates, no_control_variates
 
@@ -87,6 +88,18 @@ class ChainState:
 
     def __setstate__(self, state):
         self.__dict__.update({name: _writable(value) for name, value in state.items()})
+
+    def as_tuple(self):
+        """The fields in order, as the plain tuple the entry kernels take (no copies)."""
+        return tuple(getattr(self, field.name) for field in fields(self))
+
+
+def new_trace(n_iter, d, with_bright=False):
+    """The per-iteration outputs of a chain loop (``specs.Trace``): draws, moved, rows read,
+    log target, and the bright count (Firefly only; empty otherwise)."""
+    return Trace(np.empty((n_iter, d)), np.empty(n_iter, dtype=np.bool_),
+                 np.empty(n_iter, dtype=np.int64), np.empty(n_iter),
+                 np.empty(n_iter if with_bright else 0, dtype=np.int64))
 
 
 @dataclass
@@ -199,18 +212,14 @@ class MetropolisHastings:
         dict of per-iteration arrays: ``draws`` (n_iter, d), ``accepted``, ``n_data_read``,
         ``lp`` (NaN where the full-data log-likelihood is not known).
         """
-        d = state.theta.size
-        draws = np.empty((n_iter, d))
-        accepted = np.empty(n_iter, dtype=np.bool_)
-        n_read = np.empty(n_iter, dtype=np.int64)
-        lp = np.empty(n_iter)
+        trace = new_trace(n_iter, state.theta.size)
         target = self.target
         status, iteration = self.kernel(
             target.spec, target.prior.as_tuple(), self.proposal_tuple(), self.test, self.cv,
-            float(self.inv_temperature), state.theta, state.cache, state.gradient,
-            state.pool, rng, draws, accepted, n_read, lp)
+            float(self.inv_temperature), state.as_tuple(), rng, tuple(trace))
         raise_for_status(status, f"{where} iteration {iteration}")
-        return {"draws": draws, "accepted": accepted, "n_data_read": n_read, "lp": lp}
+        return {"draws": trace.draws, "accepted": trace.accepted, "n_data_read": trace.n_read,
+                "lp": trace.lp}
 
 
 @dataclass
@@ -222,7 +231,7 @@ class FireflyState(ChainState):
 
     Memory: N / 8 bytes for the bits; the per-point arrays are reserved at N entries but
     only the first ``n_bright`` (at most, the largest bright count so far) are written, so
-    only those occupy memory.
+    only those occupy memory. The fields are the kernels' ``specs.FireflyChain``, in order.
     """
 
     theta: np.ndarray
@@ -331,9 +340,8 @@ class FireflySampler:
                              np.zeros(1, dtype=np.int64), np.empty(n),
                              np.empty((n, target.model.n_outputs + target.model.n_extra)),
                              np.zeros(theta.size), np.full(1, np.nan))
-        status = firefly_initialise(target.spec, self.bound, state.theta,
-                                    float(self.inv_temperature), state.bright_rows,
-                                    state.bright_bits, state.n_bright, state.point_diff, rng)
+        status = firefly_initialise(target.spec, self.bound, float(self.inv_temperature),
+                                    state.as_tuple(), rng)
         raise_for_status(status, "the starting point")
         if self.q_db is None:
             self.q_db = auto_q_db(state.n_bright[0], n)
@@ -350,22 +358,15 @@ class FireflySampler:
         dict of per-iteration arrays: ``draws``, ``accepted`` (the parameter update moved),
         ``n_data_read`` (likelihood queries), ``lp`` (log pseudo-posterior), ``n_bright``.
         """
-        d = state.theta.size
-        draws = np.empty((n_iter, d))
-        accepted = np.empty(n_iter, dtype=np.bool_)
-        queries = np.empty(n_iter, dtype=np.int64)
-        bright = np.empty(n_iter, dtype=np.int64)
-        lp = np.empty(n_iter)
+        trace = new_trace(n_iter, state.theta.size, with_bright=True)
         target = self.target
+        update = BrightnessUpdate(self.resample, float(self.q_db), self.resample_count)
         status, iteration = firefly_linear(
             target.spec, target.prior.as_tuple(), self.bound, self.proposal_tuple(),
-            float(self.inv_temperature), self.resample, float(self.q_db), self.resample_count,
-            state.theta, state.bright_rows, state.bright_bits, state.n_bright, state.point_diff,
-            state.point_slope, state.gradient, state.current, rng, draws, accepted, queries,
-            bright, lp)
+            float(self.inv_temperature), tuple(update), state.as_tuple(), rng, tuple(trace))
         raise_for_status(status, f"{where} iteration {iteration}")
-        return {"draws": draws, "accepted": accepted, "n_data_read": queries, "lp": lp,
-                "n_bright": bright}
+        return {"draws": trace.draws, "accepted": trace.accepted, "n_data_read": trace.n_read,
+                "lp": trace.lp, "n_bright": trace.n_bright}
 
 
 def sampler_for(acceptance):

@@ -307,3 +307,27 @@ def test_a_wrong_kernel_argument_is_named_not_a_numba_dispatch_error():
     with pytest.raises(TypeError, match=r"theta must be a C-contiguous 1-D float64 array; "
                                         r"got a writable non-contiguous"):
         linear_derivatives(spec, np.zeros(8)[::2], 0, 20, 2, values, slopes, curvatures)
+
+
+@pytest.mark.parametrize("acceptance", ["metropolis", "firefly"])
+def test_a_chain_state_field_of_the_wrong_kind_is_named(acceptance):
+    """The chain loops take their state and outputs as named tuples (``MHChain`` or
+    ``FireflyChain``, ``Trace``): a read-only state array is named by its field."""
+    import warnings
+
+    from skbayes_mh import MinibatchMHLogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    y = (X[:, 0] + rng.normal(size=200) > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = MinibatchMHLogisticRegression(acceptance=acceptance, n_draws=20, n_warmup=20,
+                                            n_chains=1, warm_start=True,
+                                            random_state=0).fit(X, y)
+    chain = clf._chains[0]
+    chain.state.theta.setflags(write=False)
+    kernel = "mh_linear" if acceptance == "metropolis" else "firefly_linear"
+    with pytest.raises(TypeError, match=rf"{kernel}: chain\.theta must be a writable "
+                                        r"C-contiguous 1-D float64 array"):
+        chain.sampler.run(chain.state, 5, np.random.default_rng(0))
