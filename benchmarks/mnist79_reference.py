@@ -1,7 +1,8 @@
 """Build the long exact reference posterior for MNIST 7 vs 9 (50 principal components plus
 a bias, 12,214 rows, Gaussian prior with precision 10 on every weight): exact Metropolis
 chains, summarised per weight (mean, sd, Monte Carlo standard error) and saved to
-``tests/integration/data/mnist79_pca50_reference.npz`` for ``tests/integration/test_mnist_exactness.py``.
+``tests/integration/data/mnist79_pca50_reference.npz`` for
+``tests/integration/test_mnist_exactness.py``.
 
     python benchmarks/mnist79_reference.py [--iterations 500000] [--chains 4]
 """
@@ -16,7 +17,8 @@ from skbayes_mh.datasets import mnist_pca_pair
 
 from _common import shared_data
 
-OUTPUT = Path(__file__).resolve().parents[1] / "tests" / "data" / "mnist79_pca50_reference.npz"
+OUTPUT = (Path(__file__).resolve().parents[1] / "tests" / "integration" / "data"
+          / "mnist79_pca50_reference.npz")
 PRIOR_SCALE = 1 / np.sqrt(10)  # precision 10
 
 
