@@ -3,15 +3,17 @@ of the numba decision kernel that uses them. No numba here."""
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from .._params import StoredParameters
+
 _NO_CORRECTION = (np.zeros(1), np.ones(1))
 
 
-class AcceptanceTest(BaseEstimator):
+class AcceptanceTest(StoredParameters, BaseEstimator):
     """Base class of the acceptance tests.
 
-    Subclasses store their parameters in ``__init__`` unmodified (as scikit-learn estimators
-    do: ``get_params``, ``set_params``, ``clone`` and ``GridSearchCV`` work on them), declare
-    ``_parameter_constraints``, and say which decision kernel runs them.
+    Subclasses store their parameters in ``__init__`` unmodified (``_store_parameters``, as
+    the estimators do: ``get_params``, ``set_params``, ``clone`` and ``GridSearchCV`` work
+    on them), declare ``_parameter_constraints``, and say which decision kernel runs them.
 
     Attributes
     ----------

@@ -66,9 +66,7 @@ class Austerity(AcceptanceTest):
     }
 
     def __init__(self, epsilon=0.05, batch_size=500, control_variates="auto"):
-        self.epsilon = epsilon
-        self.batch_size = batch_size
-        self.control_variates = control_variates
+        self._store_parameters(locals())
 
     def _kernel_params(self, lipschitz=None, max_weight=1.0, cv_bounds_range=False):
         return np.array([float(self.batch_size), float(self.epsilon)])

@@ -80,12 +80,7 @@ class ConfidenceSampler(AcceptanceTest):
 
     def __init__(self, delta=0.01, gamma=2.0, p=2.0, batch_size=100, lipschitz=None,
                  control_variates="auto"):
-        self.delta = delta
-        self.gamma = gamma
-        self.p = p
-        self.batch_size = batch_size
-        self.lipschitz = lipschitz
-        self.control_variates = control_variates
+        self._store_parameters(locals())
 
     def _kernel_params(self, lipschitz=None, max_weight=1.0, cv_bounds_range=False):
         lipschitz = self.lipschitz if self.lipschitz is not None else lipschitz

@@ -81,8 +81,4 @@ class Firefly(AcceptanceTest):
 
     def __init__(self, bound="map", resample="implicit", q_db=None, resample_fraction=0.1,
                  softmax_bound="jebara"):
-        self.bound = bound
-        self.resample = resample
-        self.q_db = q_db
-        self.resample_fraction = resample_fraction
-        self.softmax_bound = softmax_bound
+        self._store_parameters(locals())

@@ -69,10 +69,7 @@ class MinibatchBarker(AcceptanceTest):
     }
 
     def __init__(self, batch_size=100, sigma=1.0, delta=None, control_variates="auto"):
-        self.batch_size = batch_size
-        self.sigma = sigma
-        self.delta = delta
-        self.control_variates = control_variates
+        self._store_parameters(locals())
 
     def _kernel_params(self, lipschitz=None, max_weight=1.0, cv_bounds_range=False):
         delta = np.nan if self.delta is None else float(self.delta)

@@ -18,6 +18,7 @@ from .._core.continuation import chains_to_continue, continuation_key
 from .._core.convergence import check_bright_fraction, diagnose
 from .._dask import check_dask_data, encode_dask_labels, is_dask_array, scan_dask_data
 from .._data import LinearData
+from .._params import StoredParameters
 from .._passes import encode_labels, first_bad_row, scan_data
 from .._validation import (MIN_TEMPERATURE, check_draws_memory, check_magnitudes,
                            read_only)
@@ -44,7 +45,7 @@ _USER_FRAME = 4
 ESTIMATORS = {}
 
 
-class LinearMHEstimator(BaseEstimator):
+class LinearMHEstimator(StoredParameters, BaseEstimator):
     """Parameters and ``fit`` common to the linear-model estimators.
 
     Subclasses define ``_family(acceptance=None)`` (the likelihood family of their
@@ -89,16 +90,6 @@ class LinearMHEstimator(BaseEstimator):
         super().__init_subclass__(**kwargs)
         if not cls.__name__.startswith("_"):
             ESTIMATORS[cls.__name__] = cls
-
-    def _store_parameters(self, arguments):
-        """Keep every ``__init__`` argument as the attribute of its name, unchanged.
-
-        Each estimator lists its parameters with their defaults in its own signature (which
-        :meth:`get_params` reads) and calls ``self._store_parameters(locals())``.
-        """
-        for name, value in arguments.items():
-            if name not in ("self", "__class__"):
-                setattr(self, name, value)
 
     def _fit(self, X, y, sample_weight=None, summary=None, prior_power=1.0):
         """``fit``: validate, build the estimator's problem, sample (or continue a

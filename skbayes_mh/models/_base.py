@@ -138,7 +138,8 @@ class LinearModel:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        FAMILIES[cls.__name__] = cls
+        if cls.link is not None:  # a family, not a shared base of families
+            FAMILIES[cls.__name__] = cls
 
     def __init__(self, n_outputs=1):
         self.n_outputs = int(n_outputs)
@@ -421,3 +422,25 @@ def discrete_mixture_quantiles(component_ppf, component_cdf, quantiles):
             high = np.where(below, high, middle)
         columns.append(high)
     return np.stack(columns, axis=1)
+
+
+class BinaryModel(LinearModel):
+    """The NumPy half every binary family shares (labels 0 and 1, one linear predictor):
+    ``p(y = 1 | eta) = F(eta)`` for a symmetric inverse link (``F(-eta) = 1 - F(eta)``). A
+    family gives ``inverse_link`` (``F``) and ``log_inverse_link`` (``log F``, accurate in
+    the tails)."""
+
+    outcome = "classes"
+    inverse_link = None
+    log_inverse_link = None
+
+    def log_likelihood(self, eta, variables, y):
+        """``log F((2 y - 1) eta)`` for labels ``y`` in {0, 1}."""
+        return self.log_inverse_link((2.0 * y - 1.0) * eta[..., 0])
+
+    def class_probabilities(self, eta, variables):
+        p = self.inverse_link(eta[..., 0])
+        return np.stack([1.0 - p, p], axis=-1)
+
+    def simulate(self, eta, variables, rng):
+        return (rng.random(eta.shape[:2]) < self.inverse_link(eta[..., 0])).astype(int)

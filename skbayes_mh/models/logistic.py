@@ -3,11 +3,11 @@ function; its Firefly bound is Jaakkola and Jordan's."""
 import math
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, log_expit
 
 from .._kernels._common import log_sigmoid
 from .._kernels._jit import jit
-from ._base import LinearModel
+from ._base import BinaryModel
 
 #: The paper's untuned Jaakkola-Jordan parameter (Maclaurin and Adams 2014).
 UNTUNED_XI = 1.5
@@ -63,11 +63,12 @@ def logistic_bound(u_tangent, y, params, bound_params, linear, curvature):
     return log_sigmoid(xi) - 0.5 * xi + lam * xi * xi, 0.0, 0.0
 
 
-class LogisticModel(LinearModel):
+class LogisticModel(BinaryModel):
     """Binary logistic regression (labels 0 and 1)."""
 
     name = "logistic"
-    outcome = "classes"
+    inverse_link = staticmethod(expit)
+    log_inverse_link = staticmethod(log_expit)
     link = logistic_link
     bound_coefficients = logistic_bound
     third_derivative = (LOGISTIC_THIRD_DERIVATIVE, 0.0)
@@ -78,15 +79,3 @@ class LogisticModel(LinearModel):
 
     def firefly_bound_params(self, bound):
         return np.array([1.0, 0.0]) if bound == "map" else np.array([0.0, UNTUNED_XI])
-
-    def log_likelihood(self, eta, variables, y):
-        """``log p(y | eta)`` for labels ``y`` in {0, 1}."""
-        sign = 2.0 * y - 1.0
-        return -np.logaddexp(0.0, -sign * eta[..., 0])
-
-    def class_probabilities(self, eta, variables):
-        p = expit(eta[..., 0])
-        return np.stack([1.0 - p, p], axis=-1)
-
-    def simulate(self, eta, variables, rng):
-        return (rng.random(eta.shape[:2]) < expit(eta[..., 0])).astype(int)

@@ -7,7 +7,7 @@ import numpy as np
 from scipy.special import log_ndtr, ndtr
 
 from .._kernels._jit import jit
-from ._base import LinearModel
+from ._base import BinaryModel
 
 _SQRT_HALF = math.sqrt(0.5)
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -72,11 +72,12 @@ def probit_bound(u_tangent, y, params, bound_params, linear, curvature):
     return log_cdf - ratio * t - 0.5 * t * t, 0.0, 0.0
 
 
-class ProbitModel(LinearModel):
+class ProbitModel(BinaryModel):
     """Binary probit regression (labels 0 and 1)."""
 
     name = "probit"
-    outcome = "classes"
+    inverse_link = staticmethod(ndtr)
+    log_inverse_link = staticmethod(log_ndtr)
     link = probit_link
     bound_coefficients = probit_bound
     third_derivative = (PROBIT_THIRD_DERIVATIVE, 0.0)
@@ -84,14 +85,3 @@ class ProbitModel(LinearModel):
     def firefly_bound_params(self, bound):
         """Tight at the MAP, or (untuned) at ``s = 0`` for every row."""
         return np.array([1.0, 0.0]) if bound == "map" else np.array([0.0, 0.0])
-
-    def log_likelihood(self, eta, variables, y):
-        """``log Phi((2 y - 1) eta)`` for labels ``y`` in {0, 1}."""
-        return log_ndtr((2.0 * y - 1.0) * eta[..., 0])
-
-    def class_probabilities(self, eta, variables):
-        p = ndtr(eta[..., 0])
-        return np.stack([1.0 - p, p], axis=-1)
-
-    def simulate(self, eta, variables, rng):
-        return (rng.random(eta.shape[:2]) < ndtr(eta[..., 0])).astype(int)
