@@ -56,7 +56,6 @@ class Austerity(AcceptanceTest):
     """
 
     name = "austerity"
-    exact = False
     subsampling = True
     _kernel_id = AUSTERITY
     _parameter_constraints = {

@@ -64,7 +64,6 @@ class ConfidenceSampler(AcceptanceTest):
     """
 
     name = "confidence"
-    exact = False
     subsampling = True
     needs_lipschitz = True
     whitened_control_variates = True

@@ -57,7 +57,6 @@ class MinibatchBarker(AcceptanceTest):
     """
 
     name = "minibatch"
-    exact = False
     subsampling = True
     barker = True
     _kernel_id = MINIBATCH_BARKER
