@@ -1,5 +1,4 @@
-"""The one way every parameter object of this package (estimators, acceptance tests,
-proposals) keeps its ``__init__`` arguments."""
+"""The one way the estimators and the acceptance tests keep their ``__init__`` arguments."""
 
 
 class StoredParameters:
