@@ -209,3 +209,19 @@ def target_kind(estimator_class):
     if is_classifier(estimator):
         return "classification"
     return "counts" if get_tags(estimator).target_tags.positive_only else "regression"
+
+
+def assert_agrees_with_long_reference(fit, draws, reference, z_limit=4.0):
+    """A fit's draws ``(n, d)`` against a long exact chain's ``reference`` ``(m, d)``: every
+    mean within ``z_limit`` Monte Carlo errors (the fit's smallest bulk ESS and the
+    reference's), every sd within ``z_limit`` errors of an sd estimate."""
+    import skbayes_mh
+
+    ess = min(float(np.min(v)) for v in fit.diagnostics_["ess_bulk"].values())
+    reference_ess = skbayes_mh.diagnostics.ess_bulk(reference[None])
+    sd = reference.std(axis=0)
+    error = sd * np.sqrt(1.0 / ess + 1.0 / reference_ess)
+    z = (draws.mean(axis=0) - reference.mean(axis=0)) / error
+    assert np.all(np.abs(z) < z_limit), z
+    ratio = draws.std(axis=0) / sd
+    assert np.all(np.abs(ratio - 1) < z_limit * np.sqrt(0.5 / ess + 0.5 / reference_ess)), ratio

@@ -13,6 +13,8 @@ from skbayes_mh import NegativeBinomialRegression
 from skbayes_mh.models.negative_binomial import (NegativeBinomialModel, digamma,
                                                  negative_binomial_link, trigamma)
 
+from _models import assert_agrees_with_long_reference
+
 
 FAST = dict(n_draws=60, n_warmup=60, n_chains=2)
 #: |z| limit for a posterior mean or sd against the reference (z from Monte Carlo errors).
@@ -123,14 +125,7 @@ def test_default_fit_agrees_with_a_long_exact_chain_of_an_independent_model(exac
     draws = np.column_stack([reg.posterior_.get("coef", flat=True),
                              reg.posterior_.get("intercept", flat=True),
                              np.log(reg.posterior_.get("dispersion", flat=True))])
-    ess = min(float(np.min(v)) for v in reg.diagnostics_["ess_bulk"].values())
-    reference_ess = skbayes_mh.diagnostics.ess_bulk(reference[None])
-    sd = reference.std(axis=0)
-    error = sd * np.sqrt(1.0 / ess + 1.0 / reference_ess)
-    z = (draws.mean(axis=0) - reference.mean(axis=0)) / error
-    assert np.all(np.abs(z) < Z_LIMIT), z
-    ratio = draws.std(axis=0) / sd
-    assert np.all(np.abs(ratio - 1) < Z_LIMIT * np.sqrt(0.5 / ess + 0.5 / reference_ess)), ratio
+    assert_agrees_with_long_reference(reg, draws, reference, Z_LIMIT)
 
 
 def test_predictions_are_posterior_predictive_means():

@@ -14,6 +14,8 @@ import skbayes_mh
 from skbayes_mh import MinibatchMHLogisticRegression
 from skbayes_mh.models.probit import log_ndtr_and_ratio, probit_bound, probit_link
 
+from _models import assert_agrees_with_long_reference
+
 
 FAST = dict(n_draws=60, n_warmup=60, n_chains=2)
 #: |z| limit for a posterior mean or sd against the reference (z from Monte Carlo errors).
@@ -98,14 +100,7 @@ def test_posterior_agrees_with_a_long_exact_chain_of_an_independent_model(exact_
                                         n_draws=4000, n_chains=2, random_state=2).fit(X, y)
     draws = np.column_stack([clf.posterior_.get("coef", flat=True),
                              clf.posterior_.get("intercept", flat=True)])
-    ess = min(float(np.min(v)) for v in clf.diagnostics_["ess_bulk"].values())
-    reference_ess = skbayes_mh.diagnostics.ess_bulk(reference[None])
-    sd = reference.std(axis=0)
-    error = sd * np.sqrt(1.0 / ess + 1.0 / reference_ess)
-    z = (draws.mean(axis=0) - reference.mean(axis=0)) / error
-    assert np.all(np.abs(z) < Z_LIMIT), z
-    ratio = draws.std(axis=0) / sd
-    assert np.all(np.abs(ratio - 1) < Z_LIMIT * np.sqrt(0.5 / ess + 0.5 / reference_ess)), ratio
+    assert_agrees_with_long_reference(clf, draws, reference, Z_LIMIT)
 
 
 def test_probabilities_are_posterior_means_of_the_normal_cdf():
