@@ -131,8 +131,8 @@ def fit_posterior(family, data, prior, acceptance, settings, passes=None, starte
     # Each chain starts at a draw of the Laplace approximation (its Cholesky factor times
     # a standard normal from the chain's own seed). Jitter by each coordinate's marginal
     # sd instead lands hundreds of posterior sds off along strongly correlated
-    # directions (the over-parameterised softmax's class contrasts), where no chain
-    # driven by the control variates' proxy accepts a move.
+    # directions (the over-parameterised softmax's class contrasts, as Firefly samples
+    # them), where no chain driven by the control variates' proxy accepts a move.
     start_shape = Shape.from_covariance(covariance, covariance.ndim == 2)
     thin = choose_thin(settings.thin, acceptance, data.n_rows, d)
     # With thin="auto" the bars count one iteration per draw (thin is chosen later).

@@ -145,7 +145,7 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         if result.bright_fraction is not None:
             self.bright_fraction_ = result.bright_fraction
             check_bright_fraction(result.bright_fraction, name, _USER_FRAME)
-        self._set_posterior(result.draws, result.stats)
+        self._set_posterior(result.draws, result.stats, family)
         return self
 
     def _problem(self, X, y, weights, summary, acceptance):
@@ -425,16 +425,17 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         fitted classes); ``acceptance`` where the family's bounds depend on it."""
         raise NotImplementedError
 
-    def _set_posterior(self, draws, stats):
+    def _set_posterior(self, draws, stats, family=None):
         """``posterior_``, ``diagnostics_`` and the posterior means ``coef_``, ``intercept_``
         and ``<name>_`` of every other parameter, from draws of theta ``(n_chains, n_draws,
-        d)`` laid out as the family declares."""
-        family = self._family()
+        d)`` laid out as ``family`` (the one that was sampled; None: :meth:`_family`'s)
+        declares."""
+        family = self._family() if family is None else family
         variables = family.posterior_variables(draws, self.n_features_in_, self.fit_intercept)
         self.posterior_ = Posterior(variables, stats)
         self.diagnostics_ = diagnose(self.posterior_, type(self).__name__, _USER_FRAME + 1)
         coef = variables["coef"].mean(axis=(0, 1))
-        if family.n_outputs > 1:
+        if family.n_blocks > 1:
             intercept = variables["intercept"].mean(axis=(0, 1))
         elif is_classifier(self):  # scikit-learn's binary layout: one row of weights
             coef, intercept = coef[None, :], np.array([variables["intercept"].mean()])

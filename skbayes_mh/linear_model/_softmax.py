@@ -2,7 +2,7 @@
 
 from sklearn.base import ClassifierMixin
 
-from ..models import SoftmaxModel
+from ..models import CentredSoftmaxModel, SoftmaxModel
 from ..models._prior import GAUSSIAN
 from ._docs import shared_docstring
 from ._base import LinearMHEstimator, PredictiveClassifierMixin
@@ -22,6 +22,15 @@ class FireflySoftmaxClassifier(ClassifierMixin, PredictiveClassifierMixin,
     approximation at the MAP and run in parallel through joblib. Two classes are handled
     as ``K = 2`` softmax.
 
+    Adding one vector to every class's weights (and intercepts) leaves the likelihood
+    unchanged, so only the prior pins that direction down. The fit samples the rest: the
+    ``K - 1`` blocks of the weights in an orthonormal basis of the vectors that sum to zero
+    over the classes, under the prior the ``K`` i.i.d. class blocks imply there, which is
+    exact (:mod:`skbayes_mh.models.softmax`); Firefly, whose bounds are on the class
+    blocks, samples all ``K`` blocks. Every fit reports the weights centred over the
+    classes (they sum to zero, as scikit-learn's multinomial ``LogisticRegression``'s do);
+    the predictions are the same as those of the over-parameterised model.
+
     Parameters
     ----------
     acceptance : str or AcceptanceTest, default="auto"
@@ -40,8 +49,9 @@ class FireflySoftmaxClassifier(ClassifierMixin, PredictiveClassifierMixin,
     ----------
     classes_ : ndarray of shape (n_classes,)
     coef_ : ndarray of shape (n_classes, n_features)
-        Posterior mean of the weights.
+        Posterior mean of the weights, centred over the classes.
     intercept_ : ndarray of shape (n_classes,)
+        Posterior mean of the intercepts, centred over the classes.
     posterior_ : Posterior
         ``coef`` (n_chains, n_draws, n_classes, n_features), ``intercept`` (n_chains,
         n_draws, n_classes), per-draw ``lp``, ``acceptance_rate``, ``n_data_read``
@@ -79,10 +89,18 @@ class FireflySoftmaxClassifier(ClassifierMixin, PredictiveClassifierMixin,
 
     def _problem(self, X, y, weights, summary, acceptance):
         data = self._linear_data(X, self._class_indices(y, X.dtype), weights)
-        prior = self._prior(GAUSSIAN, data, summary, self.classes_.size, self.prior_scale,
+        family = self._family(acceptance)
+        # Every block gets the same zero-mean Gaussian prior: the class blocks are then
+        # independent and identically distributed, which makes the centred family's prior
+        # (the same on each of its K - 1 blocks) exact (models/softmax.py).
+        prior = self._prior(GAUSSIAN, data, summary, family.n_outputs, self.prior_scale,
                             self.intercept_prior_scale)
-        return self._family(acceptance), data, prior
+        return family, data, prior
 
     def _family(self, acceptance=None):
-        return SoftmaxModel(self.classes_.size, getattr(acceptance, "softmax_bound", "jebara"))
+        """The centred family (K - 1 blocks in a sum-to-zero basis), except for a sampler on
+        the model's bounds (Firefly), which samples the K class blocks."""
+        if acceptance is not None and acceptance.needs_bounds:
+            return SoftmaxModel(self.classes_.size, acceptance.softmax_bound)
+        return CentredSoftmaxModel(self.classes_.size)
 

@@ -163,10 +163,10 @@ class LinearModel:
         without an intercept), then each extra and fixed parameter."""
         K = self.n_outputs
         width = n_features + int(intercept)
-        linear = draws[..., :K * width].reshape(*draws.shape[:-1], K, width)
+        linear = self.class_blocks(draws[..., :K * width].reshape(*draws.shape[:-1], K, width))
         coef = linear[..., :n_features]
         offset = linear[..., n_features] if intercept else np.zeros(linear.shape[:-1])
-        if K == 1:
+        if self.n_blocks == 1:
             coef, offset = coef[..., 0, :], offset[..., 0]
         variables = {"coef": coef, "intercept": offset}
         extra = draws[..., K * width:]
@@ -180,13 +180,36 @@ class LinearModel:
         """Draws of theta ``(..., d)`` from named variables: the inverse of
         :meth:`posterior_variables`."""
         coef, offset = variables["coef"], variables["intercept"]
-        if self.n_outputs == 1:
+        if self.n_blocks == 1:
             coef, offset = coef[..., None, :], offset[..., None]
         linear = np.concatenate([coef, offset[..., None]] if intercept else [coef], axis=-1)
+        linear = self.output_blocks(linear)
         linear = linear.reshape(*linear.shape[:-2], -1)
         extras = [inverse(variables[name])[..., None]
                   for name, _, inverse in self.extra_parameters()]
         return np.concatenate([linear, *extras], axis=-1) if extras else linear
+
+    @property
+    def n_blocks(self):
+        """The reported blocks of weights (and intercept): one per output, unless the model
+        samples them in another basis."""
+        return self.n_outputs
+
+    def class_blocks(self, linear):
+        """The reported blocks ``(..., n_blocks, B)`` (weights and intercept of each output)
+        of theta's linear coordinates ``(..., n_outputs, B)``: the same, unless the model
+        samples them in another basis."""
+        return linear
+
+    def output_blocks(self, blocks):
+        """Theta's linear coordinates from reported blocks: the inverse of
+        :meth:`class_blocks`."""
+        return blocks
+
+    def predictors(self, outputs):
+        """The linear predictors the NumPy side reads (``(..., n_blocks)``, as the reported
+        blocks give them) from the first ``n_outputs`` entries of the kernels' ``u``."""
+        return outputs
 
     # --- the NumPy side, on draws of the linear predictors ---------------------------------
     # ``eta`` is ``(n_draws, n_rows, K)``; ``variables`` the extra and fixed parameters'

@@ -1,7 +1,23 @@
-"""Multiclass softmax regression: ``p(y = k | x) = exp(w_k . x + b_k) / sum_j exp(w_j . x + b_j)``
-with theta the ``K`` blocks of weights and intercepts. Its Firefly bound is a quadratic upper
-bound on ``logsumexp`` with a per-row curvature: Jebara and Choromanska's (default) or
-Bohning's."""
+"""Multiclass softmax regression: ``p(y = k | x) = exp(w_k . x + b_k) / sum_j exp(w_j . x + b_j)``.
+
+Two parameterisations of the same likelihood:
+
+* :class:`SoftmaxModel`, theta the ``K`` blocks of weights and intercepts. Adding one
+  vector to every class's block leaves the likelihood unchanged, so along that direction
+  only the prior pins theta down. Its Firefly bound is a quadratic upper bound on
+  ``logsumexp`` with a per-row curvature: Jebara and Choromanska's (default) or Bohning's.
+* :class:`CentredSoftmaxModel`, theta the ``K - 1`` blocks ``Z`` of the coefficients in an
+  orthonormal basis ``Q`` (``K x (K - 1)``) of the vectors that sum to zero over the classes:
+  the class blocks are ``Q Z``, which sum to zero (scikit-learn's layout for a penalised
+  multinomial model). Every direction it samples is one the data inform.
+
+Under a prior whose class blocks are independent and identically distributed zero-mean
+Gaussians (the estimators' priors), the class blocks ``Q Z + 1 s' / sqrt(K)`` have ``Z``
+and ``s`` independent with the same prior per block, and ``s`` does not enter the
+likelihood: ``s``'s posterior is its prior, and ``Z``'s posterior is the centred
+coefficients' posterior under the over-parameterised model. Sampling ``Z`` alone, with the
+same prior on each of its blocks, is therefore exact for every prediction, and for the
+centred coefficients that both families report."""
 import math
 
 import numpy as np
@@ -110,8 +126,73 @@ def softmax_bound(u_tangent, y, params, bound_params, linear, curvature):
     return constant, 0.0, 0.0
 
 
+def sum_to_zero_basis(n_classes):
+    """An orthonormal basis ``Q`` (``K x (K - 1)``) of the vectors that sum to zero over
+    ``K`` classes: Helmert's contrasts, column ``j`` proportional to ``(1, ..., 1, -(j + 1),
+    0, ...)`` with ``j + 1`` ones."""
+    basis = np.zeros((n_classes, n_classes - 1))
+    for j in range(n_classes - 1):
+        basis[:j + 1, j] = 1.0
+        basis[j + 1, j] = -(j + 1.0)
+        basis[:, j] /= math.sqrt((j + 1.0) * (j + 2.0))
+    return basis
+
+
+@jit
+def centred_softmax_link(v, y, params, order, d1, d2):
+    """The softmax log-likelihood of ``eta = Q v`` (``Q``, ``K x (K - 1)`` row-major, is
+    ``params``): ``eta_y - logsumexp(eta)``, with derivatives in ``v``
+    ``Q' (e_y - p)`` and ``-(Q' diag(p) Q - Q' p p' Q)``, ``p = softmax(eta)``. Each
+    ``eta_k`` is recomputed where needed, so no scratch array is allocated per row."""
+    m = v.shape[0]
+    n_classes = m + 1
+    label = int(y)
+    top = -math.inf
+    for k in range(n_classes):
+        eta = 0.0
+        for j in range(m):
+            eta += params[k * m + j] * v[j]
+        top = max(top, eta)
+    total = 0.0
+    chosen = 0.0
+    for k in range(n_classes):
+        eta = 0.0
+        for j in range(m):
+            eta += params[k * m + j] * v[j]
+        total += math.exp(eta - top)
+        if k == label:
+            chosen = eta
+    lse = top + math.log(total)
+    if order >= 1:
+        for j in range(m):
+            d1[j] = params[label * m + j]
+            if order >= 2:
+                for i in range(m):
+                    d2[j, i] = 0.0
+        for k in range(n_classes):
+            eta = 0.0
+            for j in range(m):
+                eta += params[k * m + j] * v[j]
+            p = math.exp(eta - lse)
+            for j in range(m):
+                d1[j] -= p * params[k * m + j]
+                if order >= 2:
+                    for i in range(j, m):
+                        d2[j, i] -= p * params[k * m + j] * params[k * m + i]
+        if order >= 2:
+            # Q' p = Q' e_y - d1 (the rows of Q are the classes); d2 exactly symmetric.
+            for j in range(m):
+                qj = params[label * m + j] - d1[j]
+                for i in range(j, m):
+                    d2[j, i] += qj * (params[label * m + i] - d1[i])
+                    d2[i, j] = d2[j, i]
+    return chosen - lse
+
+
 class SoftmaxModel(LinearModel):
-    """Softmax regression over ``n_outputs`` classes (labels ``0..K-1``)."""
+    """Softmax regression over ``n_outputs`` classes (labels ``0..K-1``), theta the ``K``
+    class blocks; the reported coefficients are centred (they sum to zero over the
+    classes)."""
 
     name = "softmax"
     outcome = "classes"
@@ -120,7 +201,21 @@ class SoftmaxModel(LinearModel):
 
     def __init__(self, n_outputs, softmax_bound="jebara"):
         super().__init__(n_outputs)
+        self.n_classes = self.n_outputs
         self.softmax_bound = softmax_bound
+
+    @property
+    def n_blocks(self):
+        return self.n_classes
+
+    def class_blocks(self, linear):
+        """The class blocks ``(..., K, B)`` of the linear coordinates ``(..., n_outputs,
+        B)``, centred over the classes (the part the likelihood sees)."""
+        return linear - linear.mean(axis=-2, keepdims=True)
+
+    def output_blocks(self, blocks):
+        """The inverse of :meth:`class_blocks` on centred class blocks."""
+        return blocks
 
     def lipschitz(self, max_row_norm):
         """``|grad_eta l| = |e_y - p| <= sqrt 2``, so ``|l_i(a) - l_i(b)| <= sqrt 2 |[x_i, 1]|
@@ -145,4 +240,30 @@ class SoftmaxModel(LinearModel):
     def simulate(self, eta, variables, rng):
         cumulative = np.cumsum(softmax(eta, axis=2), axis=2)
         u = rng.random(eta.shape[:2])[..., None]
-        return np.minimum((u > cumulative).sum(axis=2), self.n_outputs - 1)
+        return np.minimum((u > cumulative).sum(axis=2), self.n_classes - 1)
+
+
+class CentredSoftmaxModel(SoftmaxModel):
+    """Softmax regression over ``n_classes`` classes, theta the ``K - 1`` blocks of the
+    coefficients in the sum-to-zero basis :func:`sum_to_zero_basis` (see the module's
+    docstring). It has no Firefly bound: Firefly samples :class:`SoftmaxModel`."""
+
+    link = centred_softmax_link
+    bound_coefficients = None
+
+    def __init__(self, n_classes):
+        super().__init__(n_classes - 1)
+        self.n_classes = int(n_classes)
+        self.basis = sum_to_zero_basis(self.n_classes)
+
+    def params(self):
+        return self.basis.ravel()
+
+    def class_blocks(self, linear):
+        return np.einsum("kj,...jb->...kb", self.basis, linear)
+
+    def output_blocks(self, blocks):
+        return np.einsum("kj,...kb->...jb", self.basis, blocks)
+
+    def predictors(self, outputs):
+        return outputs @ self.basis.T

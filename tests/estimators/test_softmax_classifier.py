@@ -12,6 +12,7 @@ from sklearn.preprocessing import StandardScaler
 
 from skbayes_mh import FireflySoftmaxClassifier, MinibatchMHLogisticRegression
 from skbayes_mh.acceptance import Firefly
+from skbayes_mh.diagnostics import ess_bulk
 
 FAST = dict(n_draws=60, n_warmup=60, n_chains=2)
 
@@ -110,3 +111,36 @@ def test_firefly_warns_when_most_rows_stay_bright():
         warnings.simplefilter("error", EfficiencyWarning)
         tight = MinibatchMHLogisticRegression(acceptance="firefly", **settings).fit(X, y)
     assert tight.bright_fraction_ < 0.5
+
+
+def test_centred_and_over_parameterised_samplers_agree(three_classes):
+    """Metropolis samples the centred family (K - 1 blocks in a sum-to-zero basis), Firefly
+    the K class blocks: both report centred coefficients (summing to zero over the classes,
+    scikit-learn's layout), whose posterior and the predictive probabilities they give must
+    agree within Monte Carlo error."""
+    X, y = three_classes
+    X, y = X[:150], y[:150]
+    settings = dict(n_draws=1500, n_warmup=500, random_state=1)
+    fits = [FireflySoftmaxClassifier(acceptance=name, **settings).fit(X, y)
+            for name in ("metropolis", "firefly")]
+    assert fits[0].posterior_["coef"].shape == fits[1].posterior_["coef"].shape
+    summaries = []
+    for fit in fits:
+        coef = fit.posterior_["coef"]
+        np.testing.assert_allclose(coef.sum(axis=-2), 0.0, atol=1e-10)
+        np.testing.assert_allclose(fit.posterior_["intercept"].sum(axis=-1), 0.0, atol=1e-10)
+        flat = coef.reshape(-1, coef[0, 0].size)
+        ess = fit.diagnostics_["ess_bulk"]["coef"].ravel()
+        summaries.append((flat.mean(axis=0), flat.std(axis=0) / np.sqrt(ess)))
+    (m1, e1), (m2, e2) = summaries
+    assert np.all(np.abs(m1 - m2) < 4.5 * np.hypot(e1, e2))
+    # Predictive probabilities: posterior means of each draw's probabilities, equal within
+    # their Monte Carlo errors at every row.
+    means, errors = [], []
+    for fit in fits:
+        _, eta = fit._eta_draws(X)
+        per_draw = fit._per_draw(fit._family().class_probabilities(eta, {}))
+        means.append(per_draw.mean(axis=(0, 1)))
+        errors.append(per_draw.std(axis=(0, 1)) / np.sqrt(ess_bulk(per_draw)))
+        np.testing.assert_allclose(fit.predict_proba(X), means[-1], atol=1e-12)
+    assert np.all(np.abs(means[0] - means[1]) < 4.5 * np.hypot(*errors) + 1e-9)

@@ -15,6 +15,7 @@ from skbayes_mh.models import FAMILIES
 
 #: Constructor arguments of the families that take some (each a case).
 EXAMPLES = {"SoftmaxModel": [dict(n_outputs=3)],
+            "CentredSoftmaxModel": [dict(n_classes=2), dict(n_classes=4)],
             "StudentTModel": [dict(nu=4.0), dict(nu=4.0, scale=2.0)]}
 #: Outcomes each kind of family reads.
 OUTCOMES = {"classes": None, "counts": (0.0, 1.0, 5.0, 1000.0),
@@ -30,7 +31,7 @@ def _cases():
 
 def _outcomes(family):
     if family.outcome == "classes":
-        return tuple(float(k) for k in range(max(family.n_outputs, 2)))
+        return tuple(float(k) for k in range(max(family.n_blocks, 2)))
     return OUTCOMES[family.outcome]
 
 
@@ -86,7 +87,7 @@ def test_numpy_log_likelihood_is_the_link_up_to_a_constant(family):
     outcomes = np.array(_outcomes(family))
     n_draws, K = 6, family.n_outputs
     u = _moderate_u(family, rng, n_draws)
-    eta = np.repeat(u[:, None, :K], outcomes.size, axis=1)
+    eta = np.repeat(family.predictors(u[:, None, :K]), outcomes.size, axis=1)
     variables = {name: transform(u[:, K + j])
                  for j, (name, transform, _) in enumerate(family.extra_parameters())}
     variables.update({name: np.full(n_draws, float(value))
