@@ -9,8 +9,14 @@ from ..proposals import resolve_proposal
 from ..sampling import AutoThin
 
 #: ``acceptance="auto"``: the exact Metropolis test on all rows up to this many rows, the
-#: minibatch test with control variates above (docs/choosing.md has the measurements).
+#: minibatch test with control variates above (docs/choosing.md has the measurements) ...
 AUTO_EXACT_MAX_ROWS = 5000
+#: ... when there are at least this many rows per parameter. With fewer the posterior is
+#: too wide for the rows' Taylor proxies: MNIST 1 vs 7 on raw pixels (13,007 rows, 785
+#: parameters, 17 a parameter) had the minibatch test read 12,306 rows per test with
+#: Hamiltonian paths and the chains stall, where the exact test mixes; MNIST 7 vs 9 on 50
+#: components (240 a parameter) reads 240 rows per test.
+AUTO_MIN_ROWS_PER_PARAM = 100
 #: ``thin="auto"``: at most this many iterations per kept draw for the tests that read a
 #: minibatch per iteration (and Firefly).
 AUTO_MAX_THIN = 10
@@ -27,12 +33,14 @@ def is_auto(setting):
     return isinstance(setting, str) and setting == "auto"
 
 
-def choose_acceptance(setting, n_rows):
-    """The acceptance test object: ``"auto"`` resolved from the number of rows (see
-    :data:`AUTO_EXACT_MAX_ROWS`), a name or an object resolved and cloned."""
+def choose_acceptance(setting, n_rows, n_params=1):
+    """The acceptance test object: ``"auto"`` resolved from the numbers of rows and
+    parameters (see :data:`AUTO_EXACT_MAX_ROWS` and :data:`AUTO_MIN_ROWS_PER_PARAM`), a
+    name or an object resolved and cloned."""
     if is_auto(setting):
-        return resolve_acceptance("metropolis" if n_rows <= AUTO_EXACT_MAX_ROWS
-                                  else "minibatch")
+        exact = (n_rows <= AUTO_EXACT_MAX_ROWS
+                 or n_rows < AUTO_MIN_ROWS_PER_PARAM * n_params)
+        return resolve_acceptance("metropolis" if exact else "minibatch")
     return resolve_acceptance(setting)
 
 
@@ -42,7 +50,7 @@ def choose_proposal(setting, acceptance, uses_control_variates, full_covariance,
     bright rows' gradient), ``bounds_proposal`` (the estimator's choice); Hamiltonian paths
     where a gradient is at hand (every row's for the exact tests, the control variates'
     proxy for the subsampling tests) and the proposal shape is a full covariance; the
-    random walk otherwise (above the full-covariance cut-off a path of diagonally
+    random walk otherwise (where the shape is per-coordinate scales a path of diagonally
     preconditioned leapfrog steps costs ~10x a random-walk step for no better mixing:
     docs/choosing.md)."""
     if not is_auto(setting):

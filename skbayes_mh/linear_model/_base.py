@@ -13,7 +13,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .._core import SamplerSettings, continue_posterior, fit_posterior
-from .._core.auto import choose_acceptance
+from .._core.auto import choose_acceptance, is_auto
 from .._core.continuation import chains_to_continue, continuation_key
 from .._core.convergence import check_bright_fraction, diagnose
 from .._dask import check_dask_data, encode_dask_labels, is_dask_array, scan_dask_data
@@ -115,6 +115,8 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         check_draws_memory(self.n_chains, self.n_draws, self.n_warmup, self.n_features_in_)
         acceptance = choose_acceptance(self.acceptance, X.shape[0])
         family, data, prior = self._problem(X, y, weights, summary, acceptance)
+        if is_auto(self.acceptance):  # the parameters counted (the family is the same)
+            acceptance = choose_acceptance("auto", data.n_rows, family.n_params(data))
         prior.power = float(prior_power)
         name = type(self).__name__
         settings = SamplerSettings(

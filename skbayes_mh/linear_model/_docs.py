@@ -49,8 +49,8 @@ proposal : str or Proposal, default="auto"
     (kept in ``proposal_``).
 step_size : "auto" or float, default="auto"
     ``"auto"``: the proposal is shaped by the Laplace covariance and, during warm-up,
-    refined from the warm-up draws (full covariance up to 400 parameters,
-    per-coordinate scales above) and scaled toward the proposal's optimal acceptance
+    refined from the warm-up draws (a full covariance while ``N d^2`` and ``d`` allow,
+    per-coordinate scales beyond: ``docs/choosing.md``) and scaled toward the proposal's optimal acceptance
     rate, then frozen. A float: an isotropic proposal scale, as in the papers.
 """
 

@@ -29,8 +29,8 @@ class MinibatchMHPoissonRegression(RegressorMixin, PredictiveRegressorMixin,
     ----------
     acceptance : str or AcceptanceTest, default="auto"
         ``"auto"``: the exact ``"metropolis"`` test on all rows when the data have at most
-        5,000 rows, the minibatch Barker test with control variates (``"minibatch"``) above
-        (the choice is kept in ``acceptance_``; docs/choosing.md has the measurements).
+        5,000 rows or fewer than 100 rows per parameter, the minibatch Barker test with
+        control variates (``"minibatch"``) otherwise (the choice is kept in ``acceptance_``; docs/choosing.md has the measurements).
         Or ``"barker"``, ``"austerity"``, ``"confidence"`` (with control variates only: the
         log-likelihood has no global Lipschitz constant) or an object from
         :mod:`skbayes_mh.acceptance`; not ``"firefly"``.

@@ -3,9 +3,15 @@ evaluate its negative log posterior with derivatives in full-data passes."""
 import numpy as np
 from scipy.optimize import minimize
 
-#: Above this many parameters the Laplace approximation is diagonal: a full Hessian costs
-#: O(N d^2) per pass and O(d^2) memory, and a dense proposal O(d^2) per iteration.
-FULL_COVARIANCE_MAX_DIM = 400
+#: The Laplace approximation (and so the proposal shape and the control variates' Hessian)
+#: is a full covariance while that is affordable: at most this many parameters (a d x d
+#: matrix is 128 MB there, and a fit holds a few) ...
+FULL_COVARIANCE_MAX_DIM = 4096
+#: ... and at most this many row-parameter-parameter products ``N d^2`` per full-data
+#: Hessian pass (BLAS Gram matrices: about 35 GFLOP/s on two cores, so about 3 s a pass).
+#: A dense proposal costs ``d^2`` per step, next to the full-data gradient's ``N d``: it
+#: pays wherever the parameters are correlated. Beyond either limit: variances.
+FULL_COVARIANCE_MAX_WORK = 1e11
 #: Relative floor on the Laplace precision's eigenvalues (see :func:`laplace_covariance`).
 EIGENVALUE_FLOOR = 1e-10
 #: Newton's method stops when ``g' H^-1 g`` (twice the predicted decrease of the negative
@@ -14,6 +20,13 @@ NEWTON_DECREMENT = 1e-4
 NEWTON_MAX_ITER = 50
 #: Step halvings before Newton's method gives up on a step that does not decrease.
 NEWTON_BACKTRACKS = 30
+
+
+def full_covariance_affordable(n_rows, n_params):
+    """Whether a full Laplace covariance is affordable for ``n_rows`` rows and ``n_params``
+    parameters (:data:`FULL_COVARIANCE_MAX_DIM`, :data:`FULL_COVARIANCE_MAX_WORK`)."""
+    return (n_params <= FULL_COVARIANCE_MAX_DIM
+            and float(n_rows) * n_params * n_params <= FULL_COVARIANCE_MAX_WORK)
 
 
 class _Cache:

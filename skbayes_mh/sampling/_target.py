@@ -8,7 +8,7 @@ import numpy as np
 from .._kernels._jit import STATUS_OK
 from .._kernels.passes import row_sums
 from .._passes import chunks, map_stripes
-from ..models._optimize import FULL_COVARIANCE_MAX_DIM
+from ..models._optimize import full_covariance_affordable
 
 
 @dataclass
@@ -62,12 +62,12 @@ class Target:
     @classmethod
     def linear(cls, model, data, prior, inv_temperature=1.0, full=None, lipschitz=False):
         """The tempered posterior of a linear-predictor model, with its MAP and Laplace
-        approximation (full when ``full``; None: up to ``FULL_COVARIANCE_MAX_DIM``
-        parameters), and with ``lipschitz`` its per-row Lipschitz constant (one more pass).
+        approximation (full when ``full``; None: where
+        :func:`~skbayes_mh.models._optimize.full_covariance_affordable` says), and with ``lipschitz`` its per-row Lipschitz constant (one more pass).
         The log-likelihood's gradient and Hessian at the MAP, from the last pass of the
         search, are kept for the control variates."""
         d = model.n_params(data)
-        full = d <= FULL_COVARIANCE_MAX_DIM if full is None else bool(full)
+        full = full_covariance_affordable(data.n_rows, d) if full is None else bool(full)
         theta_map, covariance, n_passes, reference = model.laplace(data, prior,
                                                                    inv_temperature, full)
         target = cls("linear", model.spec(data), prior, float(inv_temperature), data.n_rows, d,
