@@ -1,0 +1,148 @@
+"""Wide posteriors: scikit-learn's digits (10 classes, 1,347 training rows, the 61 pixels that
+vary, standardised: 585 parameters in the centred softmax, 620 over-parameterised) with
+``FireflySoftmaxClassifier()`` defaults (and with ``n_jobs=2``), against NumPyro NUTS in one
+run.
+
+Both sample the same model: weights N(0, 1) on the standardised pixels, intercepts N(0, 10)
+(our default ``autoscale=True`` prior on data that are standardised already). Each row gives
+wall time (setup and compilation included), the largest R-hat and the smallest bulk ESS over
+the coefficients and intercepts centred over the classes (the quantities the likelihood
+identifies; the peer's draws are centred the same way), min-ESS per second, data rows read
+per iteration, test accuracy, and the mean squared difference of the test predictive
+probabilities from the first NumPyro row's.
+
+    python benchmarks/wide_data.py [--peer-python PATH] [--peers nuts-diag,nuts-dense]
+        [--peer-chains 2]
+
+The peers run in their own environment, never this project's: ``--peer-python`` (or
+``SKBAYES_MH_PEER_PYTHON``) is a Python with NumPyro and ArviZ (see
+``benchmarks/peer_comparison.py``); without it only our row is printed. NUTS with a dense
+mass matrix took 952 s and did not converge here (R-hat 2.42), so it runs only when named in
+``--peers``.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from scipy.special import softmax
+from sklearn.datasets import load_digits
+from sklearn.model_selection import train_test_split
+
+from skbayes_mh import FireflySoftmaxClassifier
+from skbayes_mh.diagnostics import ess_bulk, rhat
+
+from _common import table
+
+HERE = Path(__file__).resolve().parent
+
+
+def digits():
+    """Standardised digits with the constant pixels dropped: train and test splits."""
+    X, y = load_digits(return_X_y=True)
+    X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0, stratify=y)
+    varying = X_train.std(axis=0) > 0
+    mean, sd = X_train[:, varying].mean(axis=0), X_train[:, varying].std(axis=0)
+    return ((X_train[:, varying] - mean) / sd, (X_test[:, varying] - mean) / sd, y_train,
+            y_test)
+
+
+def summary(coef, intercept):
+    """Largest R-hat and smallest bulk ESS over centred ``coef`` (chains, draws, K, D) and
+    ``intercept`` (chains, draws, K)."""
+    values = np.concatenate([coef.reshape(*coef.shape[:2], -1), intercept], axis=2)
+    return float(np.max(rhat(values))), float(np.min(ess_bulk(values)))
+
+
+def probabilities(coef, intercept, X):
+    """Posterior-predictive class probabilities: the mean over draws of each draw's."""
+    coef = coef.reshape(-1, *coef.shape[2:])
+    intercept = intercept.reshape(-1, intercept.shape[-1])
+    total = np.zeros((X.shape[0], coef.shape[1]))
+    for w, b in zip(coef, intercept):
+        total += softmax(X @ w.T + b, axis=1)
+    return total / coef.shape[0]
+
+
+def ours(X, X_test, y, y_test, **settings):
+    clf = FireflySoftmaxClassifier(random_state=0, **settings)
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf.fit(X, y)
+    wall = time.perf_counter() - start
+    coef, intercept = clf.posterior_["coef"], clf.posterior_["intercept"]
+    warned = any("converged" in str(w.message) for w in caught)
+    name = (f"ours ({clf.acceptance_.name}, {clf.proposal_.name}, thin {int(clf.thin_.max())}"
+            + "".join(f", {k}={v}" for k, v in settings.items()) + ")"
+            + (" [warned]" if warned else ""))
+    rows = float(clf.posterior_["n_data_read"].mean() / clf.thin_.mean())
+    return name, wall, coef, intercept, rows, clf.predict_proba(X_test)
+
+
+def peer(python, X, y, dense, chains, workdir):
+    data = Path(workdir) / "digits.npz"
+    np.savez(data, X=X, y=y.astype(np.float64), prior_scale=1.0, intercept=1,
+             intercept_prior_scale=10.0, n_classes=int(y.max()) + 1)
+    out = Path(workdir) / f"nuts-{int(dense)}.json"
+    draws_out = out.with_suffix(".npy")
+    command = [python, str(HERE / "_numpyro_peer.py"), "--data", str(data), "--method", "nuts",
+               "--chains", str(chains), "--warmup", "1000", "--samples", "1000",
+               "--seed", "0", "--out", str(out), "--draws-out", str(draws_out)]
+    if dense:
+        command.append("--dense-mass")
+    completed = subprocess.run(command, capture_output=True, text=True)
+    if completed.returncode != 0:
+        print(f"[NUTS failed: {completed.stderr.strip().splitlines()[-1:]}]", file=sys.stderr)
+        return None
+    result = json.loads(out.read_text())
+    draws = np.load(draws_out)  # centred (chains, draws, K, D + 1), the intercept last
+    return (f"NumPyro NUTS {'dense' if dense else 'diag'}, {chains} chains",
+            result["wall_seconds"], draws[..., :-1], draws[..., -1],
+            result.get("rows_per_iteration"))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--peer-python", default=os.environ.get("SKBAYES_MH_PEER_PYTHON"))
+    parser.add_argument("--peers", default="nuts-diag")
+    parser.add_argument("--peer-chains", type=int, default=2)
+    args = parser.parse_args()
+    X, X_test, y, y_test = digits()
+    print(f"digits: {X.shape[0]:,} training rows x {X.shape[1]} standardised pixels, "
+          f"{y.max() + 1} classes; {X_test.shape[0]} test rows\n")
+    # Defaults (chains one after another, as scikit-learn's n_jobs=None), and the chains on
+    # both cores (NumPyro's XLA uses both for one chain's products).
+    results = [ours(X, X_test, y, y_test), ours(X, X_test, y, y_test, n_jobs=2)]
+    if args.peer_python:
+        with tempfile.TemporaryDirectory() as workdir:
+            for name in args.peers.split(","):
+                found = peer(args.peer_python, X, y, name == "nuts-dense", args.peer_chains,
+                             workdir)
+                if found is not None:
+                    name, wall, coef, intercept, rows = found
+                    probs = probabilities(coef, intercept, X_test)
+                    results.append((name, wall, coef, intercept, rows, probs))
+    else:
+        print("[no --peer-python: NumPyro rows skipped]", file=sys.stderr)
+    reference = results[2][5] if len(results) > 2 else None
+    rows = []
+    for name, wall, coef, intercept, read, probs in results:
+        worst_rhat, min_ess = summary(coef, intercept)
+        accuracy = float(np.mean(probs.argmax(axis=1) == y_test))
+        gap = (f"{np.mean((probs - reference) ** 2):.1e}" if reference is not None else "-")
+        rows.append([name, f"{wall:.1f}", f"{worst_rhat:.3f}", f"{min_ess:.0f}",
+                     f"{min_ess / wall:.2f}", f"{read:,.0f}" if read else "-",
+                     f"{accuracy:.3f}", gap])
+    table(rows, ["sampler", "wall s", "max R-hat", "min bulk ESS", "min-ESS/s",
+                 "rows/iter", "test accuracy", "MSE vs NUTS"])
+
+
+if __name__ == "__main__":
+    main()
