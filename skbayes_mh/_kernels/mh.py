@@ -21,7 +21,7 @@ from collections import namedtuple
 import numpy as np
 from numba import types
 
-from ._jit import (F8, I8, RNG, STATUS_BAD_LOG_PRIOR, STATUS_BAD_LOGLIK, STATUS_OK,
+from ._jit import (F8, I8, RNG, STATUS_BAD_LOG_PRIOR, STATUS_OK,
                    TUPLE_FIELDS, VECTOR, by_data_dtype, entry_kernel, jit)
 from .austerity import austerity_decide
 from .barker import barker_decide
@@ -33,7 +33,7 @@ from .proposals import (HMC, MALA, SLICE, hmc_step_count, propose, proposal_log_
                         shape_times, shape_transpose_times)
 from ._common import borrow, borrow_workspace, keep_alive
 from .pool import DENSE_POOL_MAX_ROWS, POOL, make_pool
-from .rows import make_workspace, n_rows, row_loglik, row_loglik_gradient, spec_log_prior
+from .rows import data_pass, make_workspace, n_rows, spec_log_prior
 from .slice import register_target, slice_update
 from .specs import CONTROL_VARIATES, LINEAR_SPECS, PRIOR, PROPOSAL, ROW_SPEC, TEST, TRACE
 from .views import (cv_view, linear_view, prior_view, proposal_view, rebind, row_view,
@@ -89,16 +89,7 @@ def full_loglik(spec, theta, want_grad, gradient, work):
     added to ``gradient``. A row at -inf makes the sum -inf (zero likelihood, valid); NaN or
     +inf is ``STATUS_BAD_LOGLIK``."""
     spec, theta, gradient, work = rebind(spec), rebind(theta), rebind(gradient), rebind(work)
-    total = 0.0
-    for i in range(n_rows(spec)):
-        if want_grad:
-            value = row_loglik_gradient(spec, theta, i, gradient, work)
-        else:
-            value = row_loglik(spec, theta, i, work)
-        if math.isnan(value) or value == math.inf:
-            return math.nan, STATUS_BAD_LOGLIK
-        total += value
-    return total, STATUS_OK
+    return data_pass(spec, theta, want_grad, gradient, work)
 
 
 @jit

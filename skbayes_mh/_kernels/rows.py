@@ -7,12 +7,14 @@ Every value is the row's *weighted* log-likelihood ``w_i l_i`` (sample weights; 
 without them). Tempering is left to the callers. All are inlined into their callers (see
 ``linear.py``).
 """
+import math
+
 import numpy as np
 from numba import types
 from numba.extending import overload
 
 from ._common import prefetch_row
-from ._jit import jit
+from ._jit import STATUS_BAD_LOGLIK, STATUS_OK, jit
 from .linear import (add_gradient, linear_u, linear_u_pair, linear_u_triple,
                      quadratic_change)
 from .specs import LinearSpec, RowSpec
@@ -113,6 +115,88 @@ def _row_loglik_gradient(spec, theta, i, gradient, work):
                 gradient[a] += weight * row_gradient[a]
             return weight * spec.loglik(theta, spec.data, i)
         return impl
+
+
+#: Rows per block of a full-data pass through BLAS (:func:`data_pass`): two ``(block, K)``
+#: buffers a pass, and matrix products large enough for BLAS to run at full speed.
+BLAS_BLOCK_ROWS = 1024
+
+
+def data_pass(spec, theta, want_grad, gradient, work):
+    """``(sum_i w_i l_i(theta), status)`` over every row, with ``want_grad`` its gradient
+    added to ``gradient``; ``status`` flags the first row whose value is NaN or ``+inf``
+    (``STATUS_BAD_LOGLIK``; the sum is then NaN). A row at ``-inf`` makes the sum ``-inf``.
+
+    A linear model on float64 data computes its linear predictors ``X W'`` and gradient
+    ``X' D`` (``D`` the rows' slopes in ``u``) as matrix products, :data:`BLAS_BLOCK_ROWS`
+    rows at a time (about five times faster than row by row at 1,347 x 60 x 9); float32
+    data (read in place, large) and a user's rows go row by row."""
+
+
+@overload(data_pass)
+def _data_pass(spec, theta, want_grad, gradient, work):
+    blas = _is(spec, LinearSpec) and spec.types[0].dtype == types.float64
+    if blas:
+        def impl(spec, theta, want_grad, gradient, work):
+            u, _, _, d1, d2 = work
+            X = spec.X
+            n, n_features = X.shape
+            K, E = spec.n_outputs, spec.n_extra
+            width = n_features + spec.intercept
+            weights_t = np.empty((n_features, K))
+            for k in range(K):
+                for j in range(n_features):
+                    weights_t[j, k] = theta[k * width + j]
+            block = min(n, BLAS_BLOCK_ROWS)
+            predictors = np.empty((block, K))
+            slopes = np.empty((block, K))
+            order = 1 if want_grad else 0
+            total = 0.0
+            for start in range(0, n, block):
+                stop = min(n, start + block)
+                rows = stop - start
+                X_block = X[start:stop]
+                np.dot(X_block, weights_t, predictors[:rows])
+                for r in range(rows):
+                    i = start + r
+                    for k in range(K):
+                        u[k] = predictors[r, k]
+                        if spec.intercept:
+                            u[k] += theta[k * width + n_features]
+                    for e in range(E):
+                        u[K + e] = theta[K * width + e]
+                    weight = row_weight(spec.weights, i)
+                    value = weight * spec.link(u, float(spec.y[i]), spec.params, order, d1, d2)
+                    if math.isnan(value) or value == math.inf:
+                        return math.nan, STATUS_BAD_LOGLIK
+                    total += value
+                    if want_grad:
+                        for k in range(K):
+                            slopes[r, k] = weight * d1[k]
+                            if spec.intercept:
+                                gradient[k * width + n_features] += weight * d1[k]
+                        for e in range(E):
+                            gradient[K * width + e] += weight * d1[K + e]
+                if want_grad:
+                    block_gradient = np.dot(X_block.T, slopes[:rows])
+                    for k in range(K):
+                        for j in range(n_features):
+                            gradient[k * width + j] += block_gradient[j, k]
+            return total, STATUS_OK
+        return impl
+
+    def impl(spec, theta, want_grad, gradient, work):
+        total = 0.0
+        for i in range(n_rows(spec)):
+            if want_grad:
+                value = row_loglik_gradient(spec, theta, i, gradient, work)
+            else:
+                value = row_loglik(spec, theta, i, work)
+            if math.isnan(value) or value == math.inf:
+                return math.nan, STATUS_BAD_LOGLIK
+            total += value
+        return total, STATUS_OK
+    return impl
 
 
 def row_terms(spec, theta, theta_prop, cv, i, work):

@@ -138,54 +138,95 @@ def sum_to_zero_basis(n_classes):
     return basis
 
 
+def helmert_scales(n_classes):
+    """``c_j = 1 / sqrt((j + 1)(j + 2))``, ``j < K - 1``: :func:`sum_to_zero_basis` is
+    ``Q[k, j] = c_j`` for ``k <= j``, ``-(j + 1) c_j`` for ``k = j + 1``, 0 below."""
+    j = np.arange(n_classes - 1, dtype=np.float64)
+    return 1.0 / np.sqrt((j + 1.0) * (j + 2.0))
+
+
+@jit(inline="always")
+def _helmert(k, j, scales):
+    """``Q[k, j]`` of :func:`sum_to_zero_basis` from its :func:`helmert_scales`."""
+    if k <= j:
+        return scales[j]
+    if k == j + 1:
+        return -(j + 1.0) * scales[j]
+    return 0.0
+
+
+@jit(inline="always")
+def _helmert_eta(k, v, scales, tail):
+    """``eta_k = (Q v)_k`` given ``tail = sum_{j >= k} c_j v_j``."""
+    if k == 0:
+        return tail
+    return tail - k * scales[k - 1] * v[k - 1]
+
+
 @jit
 def centred_softmax_link(v, y, params, order, d1, d2):
-    """The softmax log-likelihood of ``eta = Q v`` (``Q``, ``K x (K - 1)`` row-major, is
-    ``params``): ``eta_y - logsumexp(eta)``, with derivatives in ``v``
-    ``Q' (e_y - p)`` and ``-(Q' diag(p) Q - Q' p p' Q)``, ``p = softmax(eta)``. Each
-    ``eta_k`` is recomputed where needed, so no scratch array is allocated per row."""
+    """The softmax log-likelihood of ``eta = Q v`` (``Q`` the Helmert basis of
+    :func:`sum_to_zero_basis`, ``params`` its :func:`helmert_scales`): ``eta_y -
+    logsumexp(eta)``, with derivatives in ``v`` ``Q' (e_y - p)`` and ``-(Q' diag(p) Q - Q' p
+    p' Q)``, ``p = softmax(eta)``.
+
+    Helmert's basis gives every ``eta_k`` from a running sum and ``(Q' p)_j = c_j (P_j -
+    (j + 1) p_{j+1})`` from the running sum ``P_j = p_0 + ... + p_j``, so a value and
+    gradient cost ``O(K)`` (as the over-parameterised link's), with no scratch array; the
+    Hessian (MAP and control-variate passes only) costs ``O(K^2)``."""
     m = v.shape[0]
     n_classes = m + 1
     label = int(y)
+    head = 0.0
+    for j in range(m):
+        head += params[j] * v[j]
     top = -math.inf
+    tail = head
     for k in range(n_classes):
-        eta = 0.0
-        for j in range(m):
-            eta += params[k * m + j] * v[j]
-        top = max(top, eta)
+        top = max(top, _helmert_eta(k, v, params, tail))
+        if k < m:
+            tail -= params[k] * v[k]
     total = 0.0
     chosen = 0.0
+    tail = head
     for k in range(n_classes):
-        eta = 0.0
-        for j in range(m):
-            eta += params[k * m + j] * v[j]
+        eta = _helmert_eta(k, v, params, tail)
         total += math.exp(eta - top)
         if k == label:
             chosen = eta
+        if k < m:
+            tail -= params[k] * v[k]
     lse = top + math.log(total)
     if order >= 1:
-        for j in range(m):
-            d1[j] = params[label * m + j]
-            if order >= 2:
-                for i in range(m):
-                    d2[j, i] = 0.0
+        tail = head
+        below = 0.0  # P_{k-1}
         for k in range(n_classes):
-            eta = 0.0
-            for j in range(m):
-                eta += params[k * m + j] * v[j]
-            p = math.exp(eta - lse)
-            for j in range(m):
-                d1[j] -= p * params[k * m + j]
-                if order >= 2:
-                    for i in range(j, m):
-                        d2[j, i] -= p * params[k * m + j] * params[k * m + i]
-        if order >= 2:
-            # Q' p = Q' e_y - d1 (the rows of Q are the classes); d2 exactly symmetric.
-            for j in range(m):
-                qj = params[label * m + j] - d1[j]
+            p = math.exp(_helmert_eta(k, v, params, tail) - lse)
+            if k >= 1:
+                j = k - 1
+                d1[j] = _helmert(label, j, params) - params[j] * (below - k * p)
+            below += p
+            if k < m:
+                tail -= params[k] * v[k]
+    if order >= 2:
+        for j in range(m):
+            for i in range(j, m):
+                d2[j, i] = 0.0
+        tail = head
+        for k in range(n_classes):
+            p = math.exp(_helmert_eta(k, v, params, tail) - lse)
+            for j in range(max(k - 1, 0), m):
+                qj = _helmert(k, j, params)
                 for i in range(j, m):
-                    d2[j, i] += qj * (params[label * m + i] - d1[i])
-                    d2[i, j] = d2[j, i]
+                    d2[j, i] -= p * qj * _helmert(k, i, params)
+            if k < m:
+                tail -= params[k] * v[k]
+        # Q' p = Q' e_y - d1 (the rows of Q are the classes); d2 exactly symmetric.
+        for j in range(m):
+            qj = _helmert(label, j, params) - d1[j]
+            for i in range(j, m):
+                d2[j, i] += qj * (_helmert(label, i, params) - d1[i])
+                d2[i, j] = d2[j, i]
     return chosen - lse
 
 
@@ -257,7 +298,7 @@ class CentredSoftmaxModel(SoftmaxModel):
         self.basis = sum_to_zero_basis(self.n_classes)
 
     def params(self):
-        return self.basis.ravel()
+        return helmert_scales(self.n_classes)
 
     def class_blocks(self, linear):
         return np.einsum("kj,...jb->...kb", self.basis, linear)
