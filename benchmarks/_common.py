@@ -162,3 +162,27 @@ def firefly_report(title, rows, paper):
             f"{r['bright']:,.0f}"] for name, r in rows.items()],
           ["algorithm", "queries/iter", "paper", "ESS/1000 iter", "paper",
            "speed-up/query", "paper", "ESS/s", "speed-up/s", "bright"])
+
+
+def run_numpyro_peer(python, data, method, dense, extra=()):
+    """One run of ``_numpyro_peer.py`` (in the peer's own Python) on the ``.npz`` file
+    ``data``: ``(its JSON result, its saved draws)``, or None (with the peer's last error
+    line) when it failed."""
+    import json
+    import subprocess
+
+    import numpy as np
+
+    out = Path(data).with_name(f"{method}-{int(dense)}.json")
+    draws_out = out.with_suffix(".npy")
+    command = [python, str(Path(__file__).resolve().parent / "_numpyro_peer.py"), "--data",
+               str(data), "--method", method, "--out", str(out), "--seed", "0",
+               "--draws-out", str(draws_out), *extra]
+    if dense:
+        command.append("--dense-mass")
+    completed = subprocess.run(command, capture_output=True, text=True)
+    if completed.returncode != 0:
+        print(f"[{method} failed: {completed.stderr.strip().splitlines()[-1:]}]", file=sys.stderr)
+        return None
+    return json.loads(out.read_text()), np.load(draws_out)
+

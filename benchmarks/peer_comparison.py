@@ -30,9 +30,7 @@ far below the Monte Carlo error). ``|z| max`` is the largest over the weights of
 means agree), ``sd err`` the largest relative error of the posterior sd.
 """
 import argparse
-import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -44,9 +42,8 @@ import numpy as np
 from skbayes_mh import MinibatchMHLogisticRegression
 from skbayes_mh.diagnostics import summarize
 
-from _common import shared_data, table
+from _common import run_numpyro_peer, shared_data, table
 
-HERE = Path(__file__).resolve().parent
 D = 20
 
 
@@ -95,21 +92,14 @@ def peer(python, X, y, prior_scale, intercept, method, dense, workdir):
     if not data.exists():
         np.savez(data, X=X, y=y.astype(np.float64), prior_scale=prior_scale,
                  intercept=int(intercept), intercept_prior_scale=prior_scale)
-    out = Path(workdir) / f"{method}-{int(dense)}.json"
-    draws_out = out.with_suffix(".npy")
-    command = [python, str(HERE / "_numpyro_peer.py"), "--data", str(data), "--method", method,
-               "--out", str(out), "--seed", "0", "--draws-out", str(draws_out)]
-    if dense:
-        command.append("--dense-mass")
-    completed = subprocess.run(command, capture_output=True, text=True)
-    if completed.returncode != 0:
-        print(f"[{method} failed: {completed.stderr.strip().splitlines()[-1:]}]", file=sys.stderr)
+    found = run_numpyro_peer(python, data, method, dense)
+    if found is None:
         return None
-    result = json.loads(out.read_text())
+    result, draws = found
     return dict(method=f"NumPyro {method}" + (" dense" if method == "nuts" and dense else
                                               " diag" if method == "nuts" else ""),
                 wall=result["wall_seconds"], compile=result.get("compile_seconds") or 0.0,
-                draws=np.load(draws_out), rows=result.get("rows_per_iteration"))
+                draws=draws, rows=result.get("rows_per_iteration"))
 
 
 def errors(draws, reference):

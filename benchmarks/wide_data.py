@@ -21,9 +21,7 @@ mass matrix took 952 s and did not converge here (R-hat 2.42), so it runs only w
 ``--peers``.
 """
 import argparse
-import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,9 +36,8 @@ from sklearn.model_selection import train_test_split
 from skbayes_mh import FireflySoftmaxClassifier
 from skbayes_mh.diagnostics import ess_bulk, rhat
 
-from _common import table
+from _common import run_numpyro_peer, table
 
-HERE = Path(__file__).resolve().parent
 
 
 def digits():
@@ -90,19 +87,11 @@ def peer(python, X, y, dense, chains, workdir):
     data = Path(workdir) / "digits.npz"
     np.savez(data, X=X, y=y.astype(np.float64), prior_scale=1.0, intercept=1,
              intercept_prior_scale=10.0, n_classes=int(y.max()) + 1)
-    out = Path(workdir) / f"nuts-{int(dense)}.json"
-    draws_out = out.with_suffix(".npy")
-    command = [python, str(HERE / "_numpyro_peer.py"), "--data", str(data), "--method", "nuts",
-               "--chains", str(chains), "--warmup", "1000", "--samples", "1000",
-               "--seed", "0", "--out", str(out), "--draws-out", str(draws_out)]
-    if dense:
-        command.append("--dense-mass")
-    completed = subprocess.run(command, capture_output=True, text=True)
-    if completed.returncode != 0:
-        print(f"[NUTS failed: {completed.stderr.strip().splitlines()[-1:]}]", file=sys.stderr)
+    found = run_numpyro_peer(python, data, "nuts", dense,
+                             ["--chains", str(chains), "--warmup", "1000", "--samples", "1000"])
+    if found is None:
         return None
-    result = json.loads(out.read_text())
-    draws = np.load(draws_out)  # centred (chains, draws, K, D + 1), the intercept last
+    result, draws = found  # centred (chains, draws, K, D + 1), the intercept last
     return (f"NumPyro NUTS {'dense' if dense else 'diag'}, {chains} chains",
             result["wall_seconds"], draws[..., :-1], draws[..., -1],
             result.get("rows_per_iteration"))

@@ -1,4 +1,5 @@
-"""Bayesian multiclass softmax regression, sampled exactly by Firefly Monte Carlo by default."""
+"""Bayesian multiclass softmax regression: exact or minibatch tests on the centred (identifiable)
+parameters, or Firefly Monte Carlo on the class blocks (``acceptance="firefly"``)."""
 
 from sklearn.base import ClassifierMixin
 
