@@ -3,6 +3,7 @@ import math
 
 import numba
 import numpy as np
+from skbayes_mh.models import LogisticModel
 from _user_models import (logistic_gradient, logistic_hessian, logistic_lipschitz,  # noqa: F401
                           logistic_loglik)  # benchmarks/, see conftest
 
@@ -225,3 +226,31 @@ def assert_agrees_with_long_reference(fit, draws, reference, z_limit=4.0):
     assert np.all(np.abs(z) < z_limit), z
     ratio = draws.std(axis=0) / sd
     assert np.all(np.abs(ratio - 1) < z_limit * np.sqrt(0.5 / ess + 0.5 / reference_ess)), ratio
+
+
+def logistic_grid_posterior(x, y, n_points):
+    """The posterior of a logistic regression with a slope and an intercept under N(0, I)
+    priors, on an ``n_points`` x ``n_points`` grid spanning 7 Laplace sds each way: a dict
+    with ``design`` ``[x, 1]``, ``target`` (with its MAP ``theta_map`` and Laplace
+    ``covariance``), the ``grid`` and its normalised ``weights``, and the grid posterior's
+    ``mean``, ``sd``, ``grid_covariance`` and cell ``spacing``."""
+    n_data = x.shape[0]
+    design = np.column_stack([x, np.ones(n_data)])
+    target = linear_target(LogisticModel(), x[:, None], y, np.ones(2))
+    theta_map, covariance = target.mean, target.covariance
+    half_width = 7.0 * np.sqrt(np.diag(covariance))
+    axes = [np.linspace(m - h, m + h, n_points) for m, h in zip(theta_map, half_width)]
+    grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 2)
+    log_post = -0.5 * (grid**2).sum(axis=1)
+    for rows in np.array_split(np.arange(n_data), max(1, n_data // 200)):
+        z = grid @ design[rows].T
+        log_post -= np.logaddexp(0.0, -(2.0 * y[rows] - 1.0) * z).sum(axis=1)
+    weights = np.exp(log_post - log_post.max())
+    weights /= weights.sum()
+    mean = weights @ grid
+    centred = grid - mean
+    return dict(design=design, y=y, target=target, theta_map=theta_map, covariance=covariance,
+                grid=grid, weights=weights, mean=mean, sd=np.sqrt(weights @ centred**2),
+                grid_covariance=centred.T @ (centred * weights[:, None]),
+                spacing=np.array([a[1] - a[0] for a in axes]))
+

@@ -8,11 +8,10 @@ from sklearn.datasets import make_classification
 
 from skbayes_mh import FireflySoftmaxClassifier, sample
 from skbayes_mh.acceptance import Firefly
-from skbayes_mh.models import LogisticModel
 from skbayes_mh.models.logistic import jaakkola_jordan_lambda
 
-from _models import (batch_means_standard_error, firefly_chain, linear_loglik, linear_target,
-                     mh_chain)
+from _models import (batch_means_standard_error, firefly_chain, linear_loglik,
+                     logistic_grid_posterior, mh_chain)
 
 
 def jj_lambda(xi):
@@ -29,21 +28,7 @@ def grid_posterior():
     rng = np.random.default_rng(3)
     x = rng.normal(size=n_data)
     y = (rng.random(n_data) < 1.0 / (1.0 + np.exp(-(1.0 * x - 0.5)))).astype(float)
-    design = np.column_stack([x, np.ones(n_data)])
-    target = linear_target(LogisticModel(), x[:, None], y, np.ones(2))
-    theta_map, covariance = target.mean, target.covariance
-    half_width = 7.0 * np.sqrt(np.diag(covariance))
-    axes = [np.linspace(m - h, m + h, 201) for m, h in zip(theta_map, half_width)]
-    grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 2)
-    log_post = -0.5 * (grid**2).sum(axis=1)
-    log_post += log_expit((grid @ design.T) * (2 * y - 1)).sum(axis=1)
-    weights = np.exp(log_post - log_post.max())
-    weights /= weights.sum()
-    mean = weights @ grid
-    sd = np.sqrt(weights @ (grid - mean) ** 2)
-    spacing = np.array([a[1] - a[0] for a in axes])
-    return dict(design=design, y=y, theta_map=theta_map, covariance=covariance, grid=grid,
-                weights=weights, mean=mean, sd=sd, spacing=spacing, target=target)
+    return logistic_grid_posterior(x, y, 201)
 
 
 #: The old names of the parameter updates.

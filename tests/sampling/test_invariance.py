@@ -8,10 +8,9 @@ import pytest
 from skbayes_mh import sample
 from skbayes_mh.acceptance import (Austerity, Barker, ConfidenceSampler, Metropolis,
                                    MinibatchBarker)
-from skbayes_mh.models import LogisticModel
 
-from _models import (linear_gaussian_loglik, linear_target, logistic_lipschitz, logistic_loglik,
-                     standard_normal_log_prior)
+from _models import (linear_gaussian_loglik, logistic_grid_posterior, logistic_lipschitz,
+                     logistic_loglik, standard_normal_log_prior)
 
 N_DATA = 2000
 N_CHAINS = 1000
@@ -70,22 +69,9 @@ def logistic_problem():
     rng = np.random.default_rng(3)
     x = rng.uniform(-1.0, 1.0, size=n_data)
     y = (rng.random(n_data) < 1.0 / (1.0 + np.exp(-(1.5 * x - 0.4)))).astype(float)
-    design = np.column_stack([x, np.ones(n_data)])
-    target = linear_target(LogisticModel(), x[:, None], y, np.ones(2))
-    mode, covariance = target.mean, target.covariance
-    half_width = 7.0 * np.sqrt(np.diag(covariance))
-    axes = [np.linspace(m - h, m + h, 241) for m, h in zip(mode, half_width)]
-    grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 2)
-    log_post = -0.5 * (grid**2).sum(axis=1)
-    for rows in np.array_split(np.arange(n_data), 20):
-        z = grid @ design[rows].T
-        log_post -= np.logaddexp(0.0, -(2.0 * y[rows] - 1.0) * z).sum(axis=1)
-    weights = np.exp(log_post - log_post.max())
-    weights /= weights.sum()
-    mean = weights @ grid
-    covariance = (grid - mean).T @ ((grid - mean) * weights[:, None])
-    spacing = np.array([a[1] - a[0] for a in axes])
-    return np.column_stack([design, y]), grid, weights, spacing, mean, covariance
+    found = logistic_grid_posterior(x, y, 241)
+    return (np.column_stack([found["design"], y]), found["grid"], found["weights"],
+            found["spacing"], found["mean"], found["grid_covariance"])
 
 
 def test_confidence_sampler_keeps_the_posterior(logistic_problem):
