@@ -5,9 +5,10 @@ from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
+import scipy.sparse as sp
 
 from ._dask import gather, is_dask_array, map_dask_parts, take_rows
-from ._passes import chunks, map_stripes
+from ._passes import add_parts, chunks, map_stripes, sum_stripes
 from ._validation import read_only
 
 
@@ -17,7 +18,9 @@ class LinearData:
 
     Attributes
     ----------
-    X : ndarray of shape (N, D), float64 or float32, C-contiguous, read-only
+    X : ndarray of shape (N, D), float64 or float32, C-contiguous, read-only, or sparse matrix
+        A sparse ``X`` is a CSR matrix of float64 values with int32 indices
+        (:func:`kernel_csr`), read by the kernels through its stored values only.
     y : ndarray of shape (N,), the dtype of ``X``, read-only
     weights : ndarray of shape (N,) or (0,), float64, read-only
         Sample weights; empty for none.
@@ -50,6 +53,19 @@ class LinearData:
         return self.X.shape[1] + int(self.intercept)
 
     @property
+    def sparse(self):
+        """Whether ``X`` is a sparse (CSR) matrix."""
+        return sp.issparse(self.X)
+
+    @property
+    def kernel_X(self):
+        """``X`` as the kernels take it: the array, or a sparse matrix's CSR arrays and shape
+        (``specs.CSR_MATRIX``)."""
+        if self.sparse:
+            return (self.X.data, self.X.indices, self.X.indptr, tuple(map(int, self.X.shape)))
+        return self.X
+
+    @property
     def distributed(self):
         """Whether the rows are in a ``dask.array`` (passes run as Dask tasks)."""
         return is_dask_array(self.X)
@@ -65,6 +81,17 @@ class LinearData:
         if self.distributed:
             return map_dask_parts(function, self)
         return map_stripes(partial(function, self), self.n_rows)
+
+    def sum_parts(self, function):
+        """:meth:`map_parts` whose results (tuples of numbers and arrays) are added up, in
+        row order; on local data as they arrive, a few at a time
+        (:func:`~skbayes_mh._passes.sum_stripes`)."""
+        if self.distributed:
+            total = None
+            for part in map_dask_parts(function, self):
+                total = add_parts(total, part)
+            return total
+        return sum_stripes(partial(function, self), self.n_rows)
 
     def gathered(self):
         """This data set with its rows in this process's memory (itself when they are)."""
@@ -82,8 +109,8 @@ class LinearData:
         scale = self.n_rows / n_rows
         weights = (self.weights[rows] if self.weights.size else np.ones(n_rows)) * scale
         X, y = self.take(rows)
-        return LinearData(read_only(np.ascontiguousarray(X)),
-                          read_only(np.ascontiguousarray(y)),
+        X = kernel_csr(X) if self.sparse else read_only(np.ascontiguousarray(X))
+        return LinearData(X, read_only(np.ascontiguousarray(y)),
                           read_only(np.ascontiguousarray(weights, dtype=np.float64)),
                           self.intercept)
 
@@ -92,11 +119,18 @@ class LinearData:
         largest = max(self.map_parts(_largest_square_norm))
         return float(np.sqrt(largest + int(self.intercept)))
 
+    def rows(self, start, stop):
+        """Rows ``start..stop-1`` of ``X`` as float64: an array, or a CSR matrix (a view of
+        this one's arrays)."""
+        if self.sparse:
+            return self.X[start:stop]
+        return np.asarray(self.X[start:stop], dtype=np.float64)
+
     def design_sum(self, start, stop, values):
         """``sum_r values[r] [x_r, 1]`` over rows ``start..stop-1`` (the 1 with an intercept);
         ``values`` of shape (rows,) or (rows, m) gives (block,) or (block, m)."""
-        X = np.asarray(self.X[start:stop], dtype=np.float64)
-        total = X.T @ values
+        X = self.rows(start, stop)
+        total = np.asarray(X.T @ values)
         if self.intercept:
             total = np.concatenate([total, values.sum(axis=0)[None] if values.ndim > 1
                                     else [values.sum()]])
@@ -104,14 +138,17 @@ class LinearData:
 
     def design_gram(self, start, stop, values, diagonal=False):
         """``sum_r values[r] [x_r, 1] [x_r, 1]'`` (block, block), or its diagonal."""
-        X = np.asarray(self.X[start:stop], dtype=np.float64)
+        X = self.rows(start, stop)
         if diagonal:
-            gram = (X * X).T @ values
+            gram = np.asarray(multiply(X, X).T @ values)
             return np.append(gram, values.sum()) if self.intercept else gram
-        gram = X.T @ (X * values[:, None])
+        if self.sparse:
+            gram = (X.T @ X.multiply(values[:, None]).tocsr()).toarray()
+        else:
+            gram = X.T @ (X * values[:, None])
         if not self.intercept:
             return gram
-        side = X.T @ values
+        side = np.asarray(X.T @ values)
         return np.block([[gram, side[:, None]], [side[None, :], np.array([[values.sum()]])]])
 
 
@@ -119,6 +156,49 @@ def _largest_square_norm(part, begin, end):
     """``max_i |x_i|^2`` over rows ``begin..end-1`` of ``part``."""
     largest = 0.0
     for start, stop in chunks(begin, end):
-        X = np.asarray(part.X[start:stop], dtype=np.float64)
-        largest = max(largest, float(np.max(np.einsum("ij,ij->i", X, X))))
+        X = part.rows(start, stop)
+        largest = max(largest, float(np.max(sum_each_row(multiply(X, X)))))
     return largest
+
+
+def multiply(X, other):
+    """``X * other`` elementwise (broadcast) for an array or a sparse matrix ``X`` (whose
+    product stays sparse)."""
+    return X.multiply(other) if sp.issparse(X) else X * other
+
+
+def sum_each_row(X):
+    """``X.sum(axis=1)`` as a 1-D array, for an array or a sparse matrix."""
+    return np.asarray(X.sum(axis=1)).ravel()
+
+
+#: The largest stored-value count a sparse ``X`` may have (its indices are int32).
+MAX_SPARSE_VALUES = np.iinfo(np.int32).max
+
+
+def kernel_csr(X):
+    """A sparse matrix as the kernels read it: a ``csr_array`` of float64 values with
+    int32 indices, duplicates summed, read-only (the input's own arrays where they already
+    are so; CSC and other formats are converted, which copies them).
+
+    Raises
+    ------
+    ValueError
+        More stored values than int32 indices address (:data:`MAX_SPARSE_VALUES`).
+    """
+    if X.nnz > MAX_SPARSE_VALUES:
+        raise ValueError(f"X has {X.nnz:,} stored values; sparse matrices with more than "
+                         f"{MAX_SPARSE_VALUES:,} are not supported (split the rows, e.g. with "
+                         f"ConsensusMonteCarlo).")
+    X = sp.csr_array(X)
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    data = np.asarray(X.data, dtype=np.float64)
+    indices = np.asarray(X.indices, dtype=np.int32)
+    indptr = np.asarray(X.indptr, dtype=np.int32)
+    csr = sp.csr_array((data, indices, indptr), shape=X.shape, copy=False)
+    # scipy may choose wider index arrays on construction: set the kernels' ones again.
+    csr.data, csr.indices, csr.indptr = (read_only(data), read_only(indices),
+                                         read_only(indptr))
+    return csr

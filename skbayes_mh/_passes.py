@@ -9,9 +9,11 @@ stay at a few MB per thread whatever the data's size: data on disk (``np.memmap`
 where they are, never loaded whole.
 """
 import os
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
 #: Rows per chunk of a full-data pass (bounds the temporaries at a few MB per column).
@@ -57,6 +59,45 @@ def map_stripes(function, n_rows, chunk=PASS_CHUNK):
             ThreadPoolExecutor(max_workers=threads) as executor:
         futures = [executor.submit(function, start, stop) for start, stop in ranges]
         return [future.result() for future in futures]
+
+
+def add_parts(total, part):
+    """``total + part`` entry by entry for tuples of numbers and arrays (``part`` when
+    ``total`` is None); ``total``'s arrays are added to in place."""
+    if total is None:
+        return tuple(part)
+    return tuple(_add_into(a, b) for a, b in zip(total, part))
+
+
+def _add_into(a, b):
+    if isinstance(a, np.ndarray):
+        a += b
+        return a
+    return a + b
+
+
+def sum_stripes(function, n_rows, chunk=PASS_CHUNK):
+    """:func:`map_stripes` whose results (tuples of numbers and arrays) are summed in stripe
+    order (so the sum does not depend on the number of cores) as they arrive, with at most
+    one stripe per thread waiting: a pass whose partial result is a (d, d) Hessian holds a
+    few of them, not one per stripe."""
+    ranges = stripes(n_rows, chunk)
+    threads = min(pass_threads(), len(ranges))
+    total = None
+    if threads <= 1:
+        for start, stop in ranges:
+            total = add_parts(total, function(start, stop))
+        return total
+    with threadpool_limits(limits=1, user_api="blas"), \
+            ThreadPoolExecutor(max_workers=threads) as executor:
+        waiting = deque()
+        for start, stop in ranges:
+            waiting.append(executor.submit(function, start, stop))
+            if len(waiting) > threads:
+                total = add_parts(total, waiting.popleft().result())
+        while waiting:
+            total = add_parts(total, waiting.popleft().result())
+    return total
 
 
 def first_bad_row(array, start, stop):
@@ -118,9 +159,32 @@ def scan_data(X, y, classes=False, weights=None):
     values of ``y``, with ``classes``), or ``min``, ``mean`` and ``std`` of ``y`` (numeric
     ``y``).
     """
+    if sp.issparse(X):
+        return combine_scans([scan_sparse(X, y, classes, weights)], classes)
     parts = map_stripes(lambda start, stop: scan_part(X, y, start, stop, classes, weights),
                         X.shape[0])
     return combine_scans(parts, classes)
+
+
+def scan_sparse(X, y, classes, weights=None):
+    """:func:`scan_part` of a CSR matrix ``X`` (canonical, its arrays as the kernels read
+    them), in vectorised sparse products: the stored values are checked (the implicit zeros
+    are finite) and the columns' sums and sums of squares taken unshifted, which keeps the
+    zeros implicit."""
+    bad = np.flatnonzero(~np.isfinite(X.data))
+    bad_x = int(np.searchsorted(X.indptr, bad[0], side="right") - 1) if bad.size else -1
+    bad_y = -1 if classes else first_bad_row(y, 0, y.shape[0])
+    found = {"bad_x": bad_x, "bad_y": bad_y}
+    weight = np.ones(X.shape[0]) if weights is None else weights
+    if bad_x < 0:
+        found["x"] = {"count": float(weight.sum()), "shift": np.zeros(X.shape[1]),
+                      "total": np.asarray(weight @ X), "square": np.asarray(weight @ X.multiply(X)),
+                      "low": np.inf}
+    if classes:
+        found["classes"] = np.unique(np.asarray(y))
+    elif bad_y < 0:
+        found["y"] = moments(y, 0, y.shape[0], weights)
+    return found
 
 
 def scan_part(X, y, start, stop, classes, weights=None):

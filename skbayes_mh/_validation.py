@@ -88,6 +88,10 @@ def check_array(array, name, ndim):
     every core without temporaries of its size)."""
     if array is None:
         raise TypeError(f"{name} must be an array of real numbers; got None.")
+    if hasattr(array, "tocsr") and hasattr(array, "nnz"):  # a scipy.sparse matrix or array
+        raise TypeError(f"{name} is a sparse matrix: sample() hands the user's functions dense "
+                        f"rows (data[i, :]). Pass {name}.toarray() if it fits in memory; the "
+                        f"estimators take sparse X as it is.")
     try:
         array = np.ascontiguousarray(array, dtype=np.float64)
     except (TypeError, ValueError) as error:
@@ -235,6 +239,27 @@ def check_draws_memory(n_chains, n_draws, n_warmup, n_features):
             f"{(kept + warmup) / 2**30:,.1f} GiB of draws, more than this machine's "
             f"{available / 2**30:,.1f} GiB of memory. Keep fewer draws (a larger thin keeps "
             f"fewer of the iterations).")
+
+
+#: The share of physical memory the dense (d, d) matrices of one pass may take (a few copies:
+#: one a thread, and their running sum).
+DENSE_MATRIX_MEMORY_SHARE = 0.5
+
+
+def check_dense_matrix(n, what):
+    """A ``ValueError`` naming ``what`` when ``n`` x ``n`` float64 matrices, one per thread
+    of a pass plus their sum, would take more than :data:`DENSE_MATRIX_MEMORY_SHARE` of this
+    machine's memory (instead of an allocation that fails late or swaps)."""
+    from ._passes import pass_threads
+
+    needed = 8.0 * n * n * (pass_threads() + 2)
+    available = DENSE_MATRIX_MEMORY_SHARE * physical_memory()
+    if needed > available:
+        raise ValueError(
+            f"{what} is a dense {n:,} x {n:,} matrix: with one copy per thread it needs about "
+            f"{needed / 2**30:,.1f} GiB, more than {available / 2**30:,.1f} GiB (half of this "
+            f"machine's memory), for {n:,} parameters. Use acceptance='metropolis' (with "
+            f"proposal 'hmc', whose preconditioner is then diagonal), or fewer features.")
 
 
 def physical_memory():

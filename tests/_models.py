@@ -184,12 +184,12 @@ def linear_gaussian_hessian(theta, data, i, out):
 
 
 #: scikit-learn's checks that a sampler fails by design, and why (``expected_failed_checks``).
-STOCHASTIC_CHECKS = {
-    "check_sample_weight_equivalence_on_dense_data":
-        "integer weights and repeated rows give the same posterior (tested statistically in "
-        "test_sample_weight.py), but not the same draws: the number of rows changes the "
-        "random stream, so predictions agree only within Monte Carlo error",
-}
+_WEIGHTS_AS_REPEATS = (
+    "integer weights and repeated rows give the same posterior (tested statistically in "
+    "test_sample_weight.py), but not the same draws: the number of rows changes the "
+    "random stream, so predictions agree only within Monte Carlo error")
+STOCHASTIC_CHECKS = {"check_sample_weight_equivalence_on_dense_data": _WEIGHTS_AS_REPEATS,
+                     "check_sample_weight_equivalence_on_sparse_data": _WEIGHTS_AS_REPEATS}
 #: ... and those whose data a linear model fits exactly, where Student-t regression's scale
 #: posterior is improper and fit refuses with a ValueError.
 EXACT_FIT = ("it fits y that a linear function of X fits exactly: the posterior of the noise "

@@ -82,6 +82,15 @@ def prefetch_row(data, i):
         _prefetch(start + offset)
 
 
+@jit(inline="always")
+def prefetch_values(values, p):
+    """:func:`prefetch_row` for the 1-D ``values`` from entry ``p`` on (a sparse row's)."""
+    if p < values.shape[0]:
+        start = values[p:].ctypes.data
+        for offset in range(0, PREFETCH_LINES * CACHE_LINE, CACHE_LINE):
+            _prefetch(start + offset)
+
+
 @jit
 def lower_solve(lower, vector, out):
     """``out = lower^{-1} vector`` for a lower-triangular ``lower``."""

@@ -29,6 +29,7 @@ warnings.filterwarnings("ignore", category=NumbaExperimentalFeatureWarning)
 
 F4 = types.float32
 F8 = types.float64
+I4 = types.int32
 I8 = types.int64
 BOOL = types.boolean
 VECTOR = types.Array(F8, 1, "C")
@@ -206,5 +207,8 @@ def entry_kernel(*signatures, select=None):
 
 def by_data_dtype(args):
     """``select`` for kernels whose first argument is a linear spec: 0 for float64 data, 1 for
-    float32 (the order of ``specs.LINEAR_SPECS``)."""
-    return 0 if args[0][0].dtype == np.float64 else 1
+    float32, 2 for sparse data (a tuple of CSR arrays; the order of ``specs.LINEAR_SPECS``)."""
+    X = args[0][0]
+    if isinstance(X, tuple):
+        return 2
+    return 0 if X.dtype == np.float64 else 1

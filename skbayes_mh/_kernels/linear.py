@@ -13,7 +13,7 @@ array, which on the per-row path cost more than the arithmetic.
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 from numba.np.arrayobj import make_array
 
 from ._jit import jit
@@ -53,6 +53,49 @@ def row_dot(typingctx, X, i, theta, start):
     return types.float64(X, types.intp, theta, types.intp), codegen
 
 
+def x_dot(X, i, theta, start):
+    """``sum_j X[i, j] theta[start + j]`` for dense ``X`` (:func:`row_dot`) or a
+    :data:`.specs.CSR` matrix (over row ``i``'s stored values only)."""
+
+
+@overload(x_dot, inline="always")
+def _x_dot(X, i, theta, start):
+    if isinstance(X, types.Array):
+        return lambda X, i, theta, start: row_dot(X, i, theta, start)
+    return lambda X, i, theta, start: _sparse_row_dot(X.data, X.indices, X.indptr[i],
+                                                      X.indptr[i + 1], theta, start)
+
+
+@jit
+def _sparse_row_dot(values, columns, begin, end, theta, start):
+    """``sum_p values[p] theta[start + columns[p]]`` over ``p`` in ``begin..end-1`` (a
+    function of its own, not inlined by numba: its arrays are borrowed, so a call costs no
+    reference counting)."""
+    total = 0.0
+    for p in range(begin, end):
+        total += values[p] * theta[start + columns[p]]
+    return total
+
+
+def add_row(X, i, scale, out, start):
+    """``out[start + j] += scale * X[i, j]`` for every column ``j`` (a sparse row's stored
+    values only)."""
+
+
+@overload(add_row, inline="always")
+def _add_row(X, i, scale, out, start):
+    if isinstance(X, types.Array):
+        def impl(X, i, scale, out, start):
+            for j in range(X.shape[1]):
+                out[start + j] += scale * X[i, j]
+        return impl
+
+    def impl(X, i, scale, out, start):
+        for p in range(X.indptr[i], X.indptr[i + 1]):
+            out[start + X.indices[p]] += scale * X.data[p]
+    return impl
+
+
 @jit(inline="always")
 def block_width(spec):
     """``B``: coordinates per output block (the weights, and the intercept when there is one)."""
@@ -73,7 +116,7 @@ def linear_u(spec, theta, i, u):
     n_features = spec.X.shape[1]
     for k in range(spec.n_outputs):
         base = k * width
-        eta = row_dot(spec.X, i, theta, base)
+        eta = x_dot(spec.X, i, theta, base)
         if spec.intercept:
             eta += theta[base + n_features]
         u[k] = eta
@@ -87,8 +130,8 @@ def linear_u_pair(spec, theta, theta_prop, i, u, u_prop):
     n_features = spec.X.shape[1]
     for k in range(spec.n_outputs):
         base = k * width
-        a = row_dot(spec.X, i, theta, base)
-        b = row_dot(spec.X, i, theta_prop, base)
+        a = x_dot(spec.X, i, theta, base)
+        b = x_dot(spec.X, i, theta_prop, base)
         if spec.intercept:
             a += theta[base + n_features]
             b += theta_prop[base + n_features]
@@ -115,8 +158,7 @@ def add_gradient(spec, i, slope, weight, gradient):
     for k in range(spec.n_outputs):
         scaled = weight * slope[k]
         base = k * width
-        for j in range(n_features):
-            gradient[base + j] += scaled * spec.X[i, j]
+        add_row(spec.X, i, scaled, gradient, base)
         if spec.intercept:
             gradient[base + n_features] += scaled
     start = spec.n_outputs * width

@@ -13,7 +13,7 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from ._common import prefetch_row
+from ._common import prefetch_row, prefetch_values
 from ._jit import STATUS_BAD_LOGLIK, STATUS_OK, jit
 from .linear import (add_gradient, linear_u, linear_u_pair, linear_u_triple,
                      quadratic_change)
@@ -48,8 +48,13 @@ def prefetch(spec, i):
 
 @overload(prefetch, inline="always")
 def _prefetch(spec, i):
-    if _is(spec, LinearSpec):
+    if _is(spec, LinearSpec) and isinstance(spec.types[0], types.Array):
         return lambda spec, i: prefetch_row(spec.X, i)
+    if _is(spec, LinearSpec):  # a sparse row: its values and column indices
+        def impl(spec, i):
+            prefetch_values(spec.X.data, spec.X.indptr[i])
+            prefetch_values(spec.X.indices, spec.X.indptr[i])
+        return impl
     if _is(spec, RowSpec):
         return lambda spec, i: prefetch_row(spec.data, i)
 
@@ -130,12 +135,13 @@ def data_pass(spec, theta, want_grad, gradient, work):
     A linear model on float64 data computes its linear predictors ``X W'`` and gradient
     ``X' D`` (``D`` the rows' slopes in ``u``) as matrix products, :data:`BLAS_BLOCK_ROWS`
     rows at a time (about five times faster than row by row at 1,347 x 60 x 9); float32
-    data (read in place, large) and a user's rows go row by row."""
+    data (read in place, large), sparse data and a user's rows go row by row."""
 
 
 @overload(data_pass)
 def _data_pass(spec, theta, want_grad, gradient, work):
-    blas = _is(spec, LinearSpec) and spec.types[0].dtype == types.float64
+    blas = (_is(spec, LinearSpec) and isinstance(spec.types[0], types.Array)
+            and spec.types[0].dtype == types.float64)
     if blas:
         def impl(spec, theta, want_grad, gradient, work):
             u, _, _, d1, d2 = work

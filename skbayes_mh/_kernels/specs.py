@@ -10,9 +10,9 @@ Two kinds of model reach the kernels:
   ``u = [W x_i + b (K values), extra parameters (E values)]``, as every estimator's model
   does. The model supplies ``link(u, y_i, params, order, d1, d2)``: the log-likelihood and,
   for ``order`` 1 or 2, its gradient ``d1`` and Hessian ``d2`` in ``u``. The kernels read
-  ``X`` and ``y`` where they are (float64 or float32, a memory map included) and do the dot
-  products themselves. Theta is ``K`` blocks of ``D`` weights (plus an intercept each),
-  then the ``E`` extra parameters.
+  ``X`` and ``y`` where they are (float64 or float32, a memory map included, or a sparse
+  matrix's CSR arrays, :data:`CSR`) and do the dot products themselves. Theta is ``K``
+  blocks of ``D`` weights (plus an intercept each), then the ``E`` extra parameters.
 * :data:`RowSpec`: a user's per-row ``loglik(theta, data, i)``, with an optional gradient,
   Hessian and log-prior, for :func:`skbayes_mh.sample`.
 """
@@ -20,10 +20,14 @@ from collections import namedtuple
 
 from numba import types
 
-from ._jit import (BOOL, BYTES, F4, F8, FLAGS, I8, INDEX, MATRIX, TUPLE_FIELDS, VECTOR,
+from ._jit import (BOOL, BYTES, F4, F8, FLAGS, I4, I8, INDEX, MATRIX, TUPLE_FIELDS, VECTOR,
                    readonly)
 
 LinearSpec = namedtuple("LinearSpec", "X y weights params link n_outputs n_extra intercept")
+#: A sparse ``X`` in compressed sparse rows: row ``i``'s values ``data[indptr[i]:indptr[i+1]]``
+#: in columns ``indices[...]`` (both int32), and its ``shape`` ``(N, D)``, so that the kernels
+#: read ``X.shape`` alike for dense and sparse data.
+CSR = namedtuple("CSR", "data indices indptr shape")
 RowSpec = namedtuple("RowSpec", "data weights loglik gradient hessian log_prior")
 #: A built-in prior (``priors.py``): ``kind``, per-coordinate ``scales`` and ``locations``,
 #: the feature ``means`` that centre each block's intercept (empty: no centring), and the
@@ -101,13 +105,19 @@ LOG_PRIOR = types.FunctionType(F8(VECTOR))
 WEIGHTS = readonly(F8, 1)
 
 
-def linear_spec_type(dtype):
-    """The numba type of a :data:`LinearSpec` tuple whose ``X`` and ``y`` have ``dtype``."""
-    return types.Tuple((readonly(dtype, 2), readonly(dtype, 1), WEIGHTS, IN_VECTOR, LINK, I8,
-                        I8, I8))
+#: A sparse ``X`` as Python passes it: the :data:`CSR` fields in a plain tuple.
+CSR_MATRIX = types.Tuple((readonly(F8, 1), readonly(I4, 1), readonly(I4, 1), types.UniTuple(I8, 2)))
 
 
-LINEAR_SPECS = (linear_spec_type(F8), linear_spec_type(F4))
+def linear_spec_type(dtype, sparse=False):
+    """The numba type of a :data:`LinearSpec` tuple whose ``X`` and ``y`` have ``dtype``
+    (``X`` a :data:`CSR_MATRIX` with ``sparse``)."""
+    X = CSR_MATRIX if sparse else readonly(dtype, 2)
+    return types.Tuple((X, readonly(dtype, 1), WEIGHTS, IN_VECTOR, LINK, I8, I8, I8))
+
+
+#: Dense float64, dense float32 and sparse (float64) data: the order of ``_jit.by_data_dtype``.
+LINEAR_SPECS = (linear_spec_type(F8), linear_spec_type(F4), linear_spec_type(F8, sparse=True))
 ROW_SPEC = types.Tuple((DATA, WEIGHTS, LOGLIK, GRADIENT, HESSIAN, LOG_PRIOR))
 PRIOR = types.Tuple((I8, IN_VECTOR, IN_VECTOR, IN_VECTOR, I8, I8, I8, F8))
 PROPOSAL = types.Tuple((I8, F8, IN_MATRIX, IN_VECTOR, IN_VECTOR, F8))
@@ -122,6 +132,7 @@ BRIGHTNESS_UPDATE = types.Tuple((I8, F8, I8))
 
 TUPLE_FIELDS.update({TRACE: Trace, FIREFLY_CHAIN: FireflyChain,
                      BRIGHTNESS_UPDATE: BrightnessUpdate})
-TUPLE_FIELDS.update({LINEAR_SPECS[0]: LinearSpec, LINEAR_SPECS[1]: LinearSpec, ROW_SPEC: RowSpec,
-                     PRIOR: Prior, PROPOSAL: Proposal, TEST: Test,
-                     CONTROL_VARIATES: ControlVariates, FIREFLY_BOUND: FireflyBound})
+TUPLE_FIELDS.update(dict.fromkeys(LINEAR_SPECS, LinearSpec))
+TUPLE_FIELDS.update({CSR_MATRIX: CSR, ROW_SPEC: RowSpec, PRIOR: Prior, PROPOSAL: Proposal,
+                     TEST: Test, CONTROL_VARIATES: ControlVariates,
+                     FIREFLY_BOUND: FireflyBound})

@@ -6,14 +6,25 @@ from numba.extending import overload
 
 from ._common import borrow, borrow_for_user
 from ._jit import jit
-from .specs import (ControlVariates, FireflyBound, LinearSpec, Prior, Proposal, RowSpec,
+from .specs import (CSR, ControlVariates, FireflyBound, LinearSpec, Prior, Proposal, RowSpec,
                     Test)
+
+
+def matrix_view(X):
+    """``X`` borrowed: a dense array, or a sparse matrix's plain tuple as a :data:`.specs.CSR`."""
+
+
+@overload(matrix_view, inline="always")
+def _matrix_view(X):
+    if isinstance(X, types.Array):
+        return lambda X: borrow(X)
+    return lambda X: CSR(borrow(X[0]), borrow(X[1]), borrow(X[2]), X[3])
 
 
 @jit(inline="always")
 def linear_view(spec):
     X, y, weights, params, link, n_outputs, n_extra, intercept = spec
-    return LinearSpec(borrow(X), borrow(y), borrow(weights), borrow(params), link, n_outputs,
+    return LinearSpec(matrix_view(X), borrow(y), borrow(weights), borrow(params), link, n_outputs,
                       n_extra, intercept)
 
 
@@ -89,4 +100,4 @@ def _rebind(value):
     return namespace["impl"]
 
 
-_NAMED = (ControlVariates, FireflyBound, LinearSpec, Prior, Proposal, RowSpec, Test)
+_NAMED = (CSR, ControlVariates, FireflyBound, LinearSpec, Prior, Proposal, RowSpec, Test)

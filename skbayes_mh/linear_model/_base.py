@@ -7,6 +7,7 @@ import numbers
 import time
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, is_classifier
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
@@ -17,7 +18,7 @@ from .._core.auto import choose_acceptance, is_auto
 from .._core.continuation import chains_to_continue, continuation_key
 from .._core.convergence import check_bright_fraction, diagnose
 from .._dask import check_dask_data, encode_dask_labels, is_dask_array, scan_dask_data
-from .._data import LinearData
+from .._data import LinearData, kernel_csr
 from .._params import StoredParameters
 from .._passes import encode_labels, first_bad_row, scan_data
 from .._validation import (MIN_TEMPERATURE, check_draws_memory, check_magnitudes,
@@ -228,7 +229,8 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         else:
             try:
                 X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C",
-                                     ensure_all_finite=False, y_numeric=not classes)
+                                     accept_sparse=("csr", "csc"), ensure_all_finite=False,
+                                     y_numeric=not classes)
             except ValueError as error:  # scikit-learn checks y itself: add the row
                 values = np.asarray(y)
                 if not (str(error).startswith("Input y contains") and values.ndim == 1
@@ -245,7 +247,9 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
             if sample_weight is not None:
                 weights = _check_sample_weight(sample_weight, X, dtype=np.float64,
                                                ensure_non_negative=True)
-        if X.dtype == np.float32 and X.nbytes < FLOAT32_IN_PLACE_MIN_BYTES:
+        if sp.issparse(X):
+            X = kernel_csr(X)
+        elif X.dtype == np.float32 and X.nbytes < FLOAT32_IN_PLACE_MIN_BYTES:
             X = X.astype(np.float64)
         if distributed:
             summary = scan_dask_data(X, y, classes)
@@ -278,7 +282,8 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         if is_dask_array(X):
             return LinearData(X, y_model.astype(X.dtype), weights,
                               bool(self.fit_intercept))
-        X = read_only(np.ascontiguousarray(X))
+        if not sp.issparse(X):  # a sparse X is already as the kernels read it (_fit_data)
+            X = read_only(np.ascontiguousarray(X))
         y_model = read_only(np.ascontiguousarray(y_model, dtype=X.dtype))
         return LinearData(X, y_model, weights, bool(self.fit_intercept))
 
@@ -289,6 +294,11 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         state.pop("_chains", None)
         state.pop("_chains_key", None)
         return state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True  # CSR and CSC X are read as they are (other formats: CSR)
+        return tags
 
     def __sklearn_is_fitted__(self):
         return hasattr(self, "posterior_")
@@ -307,18 +317,23 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         means, spreads = [], []
         for start in range(0, X.shape[0], PREDICT_BLOCK):
             block = X[start:start + PREDICT_BLOCK]
-            values = transform(np.einsum("nf,skf->snk", block, coef) + intercept[:, None, :])
+            values = transform(linear_predictors(block, coef, intercept))
             means.append(values.mean(axis=0))
             spreads.append(values.var(axis=0) if variance else None)
         if not variance:
             return np.concatenate(means)
         return np.concatenate(means), np.concatenate(spreads)
 
+    def _checked_X(self, X):
+        """``X`` for prediction: float64, finite, the fitted number of features; a sparse
+        matrix stays sparse (CSR)."""
+        return validate_data(self, X, dtype=np.float64, accept_sparse="csr", reset=False)
+
     def _linear_draws(self, X):
         """``X`` validated, and every stored draw's weights ``(n_chains * n_draws,
         n_outputs, n_features)`` and intercepts ``(n_chains * n_draws, n_outputs)``."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = self._checked_X(X)
         coef = self.posterior_.get("coef", flat=True)
         intercept = self.posterior_.get("intercept", flat=True)
         if coef.ndim == 2:  # a single output
@@ -329,7 +344,7 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         """``X`` validated and the linear predictors of every stored draw, chain-major:
         ``(n_chains * n_draws, n_rows, n_outputs)``."""
         X, coef, intercept = self._linear_draws(X)
-        return X, np.einsum("nf,skf->snk", X, coef) + intercept[:, None, :]
+        return X, linear_predictors(X, coef, intercept)
 
     def _per_draw(self, values):
         """``(n_chains * n_draws, ...)`` as ``(n_chains, n_draws, ...)``."""
@@ -342,7 +357,7 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_rows, n_features)
+        X : {array-like, sparse matrix} of shape (n_rows, n_features)
         y : array-like of shape (n_rows,)
 
         Returns
@@ -362,7 +377,7 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_rows, n_features)
+        X : {array-like, sparse matrix} of shape (n_rows, n_features)
         random_state : int, RandomState instance or None, default=None
 
         Returns
@@ -409,8 +424,12 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
                              "posterior_predictive=True.")
         groups = {}
         if X is not None:
-            groups["constant_data"] = {"X": validate_data(self, X, dtype=np.float64,
-                                                          reset=False)}
+            X_checked = self._checked_X(X)
+            if sp.issparse(X_checked):
+                raise TypeError("to_arviz stores X as constant data, which ArviZ keeps dense: "
+                                "pass X=None with a sparse X (or X.toarray() if it fits in "
+                                "memory).")
+            groups["constant_data"] = {"X": X_checked}
         if y is not None:
             groups["observed_data"] = {"y": np.asarray(y)}
         if log_likelihood:
@@ -491,6 +510,15 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         return index
 
 
+def linear_predictors(X, coef, intercept):
+    """``X W_s' + b_s`` for every draw ``s``: ``(n_draws, n_rows, n_outputs)`` from ``X``
+    (n_rows, n_features; an array or a sparse matrix), ``coef`` (n_draws, n_outputs,
+    n_features) and ``intercept`` (n_draws, n_outputs), as one matrix product."""
+    n_draws, n_outputs, n_features = coef.shape
+    eta = np.asarray(X @ coef.reshape(n_draws * n_outputs, n_features).T)
+    return eta.reshape(X.shape[0], n_draws, n_outputs).transpose(1, 0, 2) + intercept[:, None, :]
+
+
 def check_quantiles(quantiles):
     """``quantiles`` as a 1-D float array, each in (0, 1) (a ValueError otherwise)."""
     values = np.atleast_1d(np.asarray(quantiles, dtype=np.float64))
@@ -509,7 +537,7 @@ class PredictiveClassifierMixin:
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
         Returns
         -------
@@ -533,7 +561,7 @@ class PredictiveClassifierMixin:
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
         Returns
         -------
@@ -554,7 +582,7 @@ class PredictiveRegressorMixin:
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
         return_std : bool, default=False
             Also return the posterior-predictive standard deviation of a new outcome:
             ``sqrt(E[noise variance] + Var[mean])`` over the draws (the family's noise plus
@@ -583,7 +611,7 @@ class PredictiveRegressorMixin:
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
         quantiles : array-like of shape (n_quantiles,), default=(0.05, 0.5, 0.95)
             Each in (0, 1).
 

@@ -106,7 +106,10 @@ FIT_DOCSTRING = """Sample the posterior of {what} given ``X`` and {y}.
 
 Parameters
 ----------
-X : array-like of shape (n_samples, n_features)
+X : {{array-like, sparse matrix}} of shape (n_samples, n_features)
+    float64 or float32 (a C-contiguous ``np.memmap`` is read where it is), a
+    ``dask.array``, or a ``scipy.sparse`` matrix (CSR and CSC as they are, other formats
+    converted to CSR), whose rows the kernels read by their stored values.
 y : array-like of shape (n_samples,)
     {y_description}
 sample_weight : array-like of shape (n_samples,) or None

@@ -6,7 +6,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils import Bunch
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..models.logistic import LogisticModel
 from ..models.probit import ProbitModel
@@ -137,7 +137,7 @@ class MinibatchMHLogisticRegression(ClassifierMixin, PredictiveClassifierMixin,
 
         Parameters
         ----------
-        X : array-like of shape (n_rows, n_features)
+        X : {array-like, sparse matrix} of shape (n_rows, n_features)
         reference_proba : array-like of shape (n_rows,) or (n_rows, 2)
             Reference probabilities of ``classes_[1]`` (e.g. from a long exact run).
 
@@ -148,7 +148,7 @@ class MinibatchMHLogisticRegression(ClassifierMixin, PredictiveClassifierMixin,
         ``n_draws`` of shape (n_draws,) (1, 2, ...).
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = self._checked_X(X)
         reference = checked_reference_proba(reference_proba, X.shape[0])
         coef, intercept = self.posterior_["coef"], self.posterior_["intercept"]
         counts = np.arange(1, self.posterior_.n_draws + 1)

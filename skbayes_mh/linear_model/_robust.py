@@ -5,7 +5,7 @@ import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..models import StudentTModel
 from ..models._prior import GAUSSIAN, LAPLACE, LOG_SCALE
@@ -144,7 +144,7 @@ class RobustTRegression(RegressorMixin, PredictiveRegressorMixin, LinearMHEstima
 
         Parameters
         ----------
-        X : array-like of shape (n_samples_X, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples_X, n_features)
         n_samples : int, default=1
         random_state : int, RandomState instance or None, default=None
 
@@ -155,7 +155,7 @@ class RobustTRegression(RegressorMixin, PredictiveRegressorMixin, LinearMHEstima
         check_is_fitted(self)
         if not isinstance(n_samples, numbers.Integral) or n_samples < 1:
             raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}.")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = self._checked_X(X)
         rng = check_random_state(random_state)
         coef, intercept, scale = self._draws()
         pick = rng.randint(0, coef.shape[0], size=n_samples)

@@ -9,6 +9,7 @@ import numpy as np
 
 from .._kernels._jit import STATUS_OK
 from .._passes import PASS_CHUNK, chunks
+from .._validation import check_dense_matrix
 from .._kernels.firefly import bound_coefficients
 from .._kernels.passes import linear_derivatives
 from .._kernels.specs import FireflyBound
@@ -274,7 +275,8 @@ class LinearModel:
 
     def spec(self, data):
         """The plain tuple the kernels take (``specs.LinearSpec``)."""
-        return (data.X, data.y, data.weights, np.ascontiguousarray(self.params(), dtype=np.float64),
+        return (data.kernel_X, data.y, data.weights,
+                np.ascontiguousarray(self.params(), dtype=np.float64),
                 type(self).link, self.n_outputs, self.n_extra, int(data.intercept))
 
     def loglik_derivatives(self, data, theta, order=2, full=True):
@@ -284,9 +286,9 @@ class LinearModel:
         Raises ``ValueError`` naming the first chunk where the log-likelihood is not finite.
         """
         theta = np.ascontiguousarray(theta, dtype=np.float64)
-        parts = data.map_parts(partial(_derivative_sums, self, theta, order, full))
-        return (sum(part[0] for part in parts), np.sum([part[1] for part in parts], axis=0),
-                np.sum([part[2] for part in parts], axis=0))
+        if order >= 2 and full:
+            check_dense_matrix(theta.size, "the log-likelihood's Hessian")
+        return data.sum_parts(partial(_derivative_sums, self, theta, order, full))
 
     def _add_hessian(self, data, start, stop, curvature, hessian, full):
         K, E, block = self.n_outputs, self.n_extra, data.block
@@ -327,8 +329,7 @@ class LinearModel:
             value = -(inv_temperature * loglik + log_prior)
             gradient = -(inv_temperature * gradient + prior_gradient)
             if order >= 2:
-                precision = prior.precision(theta)
-                hessian = -inv_temperature * hessian + (precision if full else np.diag(precision))
+                hessian = -inv_temperature * hessian + prior.precision(theta, diagonal=not full)
             return value, gradient, hessian
         objective.last = None
         return objective
@@ -402,12 +403,10 @@ class LinearModel:
         # above, and for Dask data (gathered after this pass).
         cache = data.n_rows <= TANGENT_CACHE_MAX_ROWS and not data.distributed
         tangent_u = np.empty((data.n_rows if cache else 0, self.n_outputs + self.n_extra))
-        parts = data.map_parts(partial(_bound_sums, self, tangent, params,
-                                       tangent_u if cache else None))
-        quad = np.sum([part[0] for part in parts], axis=0)
-        lin = np.sum([part[1] for part in parts], axis=0)
-        const = sum(part[2] for part in parts)
-        scale_count = sum(part[3] for part in parts)
+        check_dense_matrix(self.n_outputs * data.block,
+                           "Firefly's collapsed bounds (a quadratic in the coefficients)")
+        quad, lin, const, scale_count = data.sum_parts(
+            partial(_bound_sums, self, tangent, params, tangent_u if cache else None))
         return FireflyBound(type(self).bound_coefficients, tangent, params,
                             inv_temperature * quad, inv_temperature * lin,
                             inv_temperature * const, inv_temperature * scale_count,

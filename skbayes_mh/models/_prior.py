@@ -69,12 +69,13 @@ class BuiltinPrior:
         value = log_prior_and_gradient(self.as_named(), theta, want_grad, gradient)
         return value, gradient
 
-    def precision(self, theta):
-        """``-d^2 log p / d theta^2`` at ``theta``: exact for Gaussian priors; a Laplace prior
-        (no curvature away from 0) counts as the Gaussian of the same scale, which keeps the
-        Laplace approximation well conditioned."""
+    def precision(self, theta, diagonal=False):
+        """``-d^2 log p / d theta^2`` at ``theta`` (``(d, d)``, or its diagonal ``(d,)`` with
+        ``diagonal``): exact for Gaussian priors; a Laplace prior (no curvature away from 0)
+        counts as the Gaussian of the same scale, which keeps the Laplace approximation well
+        conditioned."""
         d = self.n_params
-        precision = np.zeros((d, d))
+        precision = np.zeros(d if diagonal else (d, d))
         n_base = d - 1 if self.kind & LOG_SCALE else d
         if self.kind & 3:
             inverse_square = 1.0 / self.scales[:n_base] ** 2
@@ -87,11 +88,18 @@ class BuiltinPrior:
                     direction = np.zeros(d)
                     direction[start:k] = self.means
                     direction[k] = 1.0
-                    precision += inverse_square[k] * np.outer(direction, direction)
+                    precision += inverse_square[k] * (direction**2 if diagonal
+                                                      else np.outer(direction, direction))
+                elif diagonal:
+                    precision[k] += inverse_square[k]
                 else:
                     precision[k, k] += inverse_square[k]
         if self.kind & LOG_SCALE:
-            precision[d - 1, d - 1] += np.exp(theta[d - 1]) / self.scales[d - 1]
+            curvature = np.exp(theta[d - 1]) / self.scales[d - 1]
+            if diagonal:
+                precision[d - 1] += curvature
+            else:
+                precision[d - 1, d - 1] += curvature
         return self.power * precision
 
 

@@ -7,8 +7,10 @@ residual (``log(1 + z)`` is concave, so its tangent lies above it).
 import math
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import gammaln, stdtr
 
+from .._data import multiply
 from .._kernels._jit import jit
 from .._passes import chunks
 from ._base import LinearModel
@@ -104,7 +106,8 @@ def _least_absolute_deviations(design, y, coef, ridge):
         scale = np.median(np.abs(residual))
         floor = max(1e-6 * scale, 1e-300)
         weight = 1.0 / np.maximum(np.abs(residual), floor)
-        gram = (design * weight[:, None]).T @ design
+        gram = multiply(design, weight[:, None]).T @ design
+        gram = gram.toarray() if sp.issparse(gram) else gram
         step = np.linalg.solve(gram + ridge * np.eye(design.shape[1]),
                                design.T @ (weight * y))
         if not np.all(np.isfinite(step)):
@@ -154,16 +157,18 @@ class StudentTModel(LinearModel):
         are not, so the Student-t MAP is sought from the bulk of the data.
         """
         block = data.block
-        parts = data.map_parts(_normal_equations)
-        gram = np.sum([part[0] for part in parts], axis=0)
-        moment = np.sum([part[1] for part in parts], axis=0)
+        gram, moment = data.sum_parts(_normal_equations)
         ridge = 1e-8 * max(np.trace(gram) / block, 1e-300)
         coef = np.linalg.solve(gram + ridge * np.eye(block), moment)
         rows = np.linspace(0, data.n_rows - 1, min(data.n_rows, ROBUST_START_ROWS))
         X, y = data.take(rows.astype(np.int64))
-        design = np.asarray(X, dtype=float)
-        if data.intercept:
-            design = np.column_stack([design, np.ones(design.shape[0])])
+        if data.sparse:
+            design = sp.hstack([X, np.ones((X.shape[0], 1))] if data.intercept else [X],
+                               format="csr")
+        else:
+            design = np.asarray(X, dtype=float)
+            if data.intercept:
+                design = np.column_stack([design, np.ones(design.shape[0])])
         y = np.asarray(y, dtype=float)
         residual = y - design @ coef
         typical = np.std(y)

@@ -7,7 +7,9 @@ import numpy as np
 
 from .._kernels._jit import STATUS_OK
 from .._kernels.passes import row_sums
-from .._passes import chunks, map_stripes
+from .._data import multiply, sum_each_row
+from .._passes import PASS_CHUNK, chunks, sum_stripes
+from .._validation import check_dense_matrix
 from ..models._optimize import full_covariance_affordable
 
 
@@ -124,14 +126,13 @@ class Target:
                 total += value
             return total, gradient, hessian
 
-        parts = map_stripes(stripe, self.n_data)
-        return (sum(part[0] for part in parts), np.sum([part[1] for part in parts], axis=0),
-                np.sum([part[2] for part in parts], axis=0))
+        check_dense_matrix(d, "the log-likelihood's Hessian")
+        return sum_stripes(stripe, self.n_data)
 
 
 def no_control_variates(n_params):
-    """The kernels' tuple for "no control variates"."""
-    return (False, np.zeros(n_params), np.zeros(n_params), np.zeros((n_params, n_params)),
+    """The kernels' tuple for "no control variates" (the Hessian, never read then, empty)."""
+    return (False, np.zeros(n_params), np.zeros(n_params), np.zeros((0, 0)),
             np.zeros((0, 0)), 0.0, 0.0, 0.0, 0.0)
 
 
@@ -190,13 +191,22 @@ def _whitened_radius(data, covariance, center):
 
 
 def _whitened_extremes(covariance, center, part, begin, end):
-    """``max x_i' C x_i`` and ``max x_i . center`` over rows ``begin..end-1`` of ``part``."""
+    """``max x_i' C x_i`` and ``max x_i . center`` over rows ``begin..end-1`` of ``part``
+    (``x_i`` with the intercept's 1: its row and column of ``C`` are added apart, so that a
+    sparse row stays sparse)."""
+    D = part.n_features
+    weights_c, side = covariance[:D, :D], covariance[:D, D:D + 1]
     radius2 = 0.0
     eta_max = -np.inf
-    for start, stop in chunks(begin, end):
-        X = np.asarray(part.X[start:stop], dtype=np.float64)
+    # Rows per chunk: the (rows, D) product X C stays at a few MB.
+    size = max(1, min(PASS_CHUNK, 1_000_000 // max(D, 1)))
+    for start, stop in chunks(begin, end, size):
+        X = part.rows(start, stop)
+        quadratic = sum_each_row(multiply(X, np.asarray(X @ weights_c)))
+        eta = np.asarray(X @ center[:D])
         if part.intercept:
-            X = np.column_stack([X, np.ones(stop - start)])
-        radius2 = max(radius2, float(np.max(np.einsum("ij,jk,ik->i", X, covariance, X))))
-        eta_max = max(eta_max, float(np.max(X @ center[:part.block])))
+            quadratic += 2.0 * np.asarray(X @ side).ravel() + covariance[D, D]
+            eta = eta + center[D]
+        radius2 = max(radius2, float(np.max(quadratic)))
+        eta_max = max(eta_max, float(np.max(eta)))
     return radius2, eta_max

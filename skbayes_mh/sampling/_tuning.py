@@ -33,9 +33,12 @@ class ShapeTuner:
     def __init__(self, initial_covariance, full, initial_mean=None):
         self.center = None if initial_mean is None else np.asarray(initial_mean, dtype=float)
         covariance = np.asarray(initial_covariance, dtype=np.float64)
-        if covariance.ndim == 1:
+        if full and covariance.ndim == 1:
             covariance = np.diag(covariance)
-        self.initial = covariance if full else np.diag(np.diag(covariance))
+        elif not full and covariance.ndim == 2:
+            covariance = np.diag(covariance)
+        # (d, d) when full, else the variances (d,): a wide posterior's shape stays O(d).
+        self.initial = covariance
         self.full = full
         self.draws = []
         self.moves = []
@@ -53,7 +56,7 @@ class ShapeTuner:
         if self.full:
             covariance = np.atleast_2d(np.cov(draws.T))
         else:
-            covariance = np.diag(draws.var(axis=0))
+            covariance = draws.var(axis=0)
         covariance = weight * covariance + (1 - weight) * self.initial
         sampler.shape = Shape.from_covariance(covariance, self.full)
         if sampler.proposal.around_reference:

@@ -240,6 +240,7 @@ def test_centred_intercept_prior_and_its_precision():
     hessian = np.array([(prior.log_density(theta + h * e, True)[1]
                          - prior.log_density(theta - h * e, True)[1]) / (2 * h) for e in np.eye(6)])
     np.testing.assert_allclose(prior.precision(theta), -hessian, atol=1e-8)
+    np.testing.assert_allclose(prior.precision(theta, diagonal=True), -np.diag(hessian), atol=1e-8)
 
 
 def test_recorded_log_posterior_of_exact_tests():

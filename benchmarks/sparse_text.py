@@ -1,0 +1,137 @@
+"""Sparse features: a synthetic bag-of-words logistic regression (by default 100,000
+documents, a 20,000-word vocabulary, about 50 distinct words a document) fitted from a
+``scipy.sparse`` CSR matrix with ``MinibatchMHLogisticRegression`` defaults.
+
+The words' frequencies fall off as a power of their rank (a few common words, a long tail
+of rare ones); a document's count of each word it contains is its feature (a CSR matrix of
+float64 counts, int32 indices). Each word's true weight is normal with sd 0.5 divided by the
+sd of its count, so that every word moves the log-odds by about as much; the labels are drawn
+from the logistic model.
+
+Printed: the CSR matrix's bytes and what the same matrix would take dense, the fit's wall
+time (setup and compilation included) and setup time, the peak resident memory the fit added
+(Linux: the high-water mark reset before the fit) against the matrix's bytes, with the draws'
+bytes (which the user asks for with ``n_draws``) apart, the test and proposal chosen, the
+largest R-hat and smallest bulk ESS over the coefficients and min-ESS per second, and the
+test accuracy next to scikit-learn's ``LogisticRegression`` (L2, C=1) on the same CSR
+matrix.
+
+    python benchmarks/sparse_text.py [--documents 100000] [--vocabulary 20000]
+        [--words 50] [--n-jobs 2] [--setting proposal=hmc ...]
+"""
+import argparse
+import time
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.linear_model import LogisticRegression
+
+from skbayes_mh import MinibatchMHLogisticRegression
+
+from _common import table
+
+
+def bag_of_words(n_documents, vocabulary, words, seed=0):
+    """``(X, y)``: ``X`` a CSR matrix of word counts (``n_documents`` x ``vocabulary``, about
+    ``words`` distinct words a row), ``y`` binary labels from a logistic model."""
+    rng = np.random.default_rng(seed)
+    frequency = 1.0 / (np.arange(vocabulary) + 10.0) ** 1.1
+    frequency /= frequency.sum()
+    lengths = rng.poisson(words * 1.15, size=n_documents)  # tokens; repeats make ~words distinct
+    rows = np.repeat(np.arange(n_documents), lengths)
+    columns = rng.choice(vocabulary, size=rows.size, p=frequency)
+    X = sp.csr_array((np.ones(rows.size), (rows, columns)), shape=(n_documents, vocabulary))
+    X.sum_duplicates()
+    X = sp.csr_array((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)),
+                     shape=X.shape)
+    spread = np.sqrt(np.asarray(X.multiply(X).mean(axis=0)).ravel()
+                     - np.asarray(X.mean(axis=0)).ravel() ** 2)
+    weights = rng.normal(0.0, 0.5, size=vocabulary) / np.maximum(spread, 1e-3)
+    eta = X @ weights
+    eta -= np.median(eta)
+    y = (rng.random(n_documents) < 1.0 / (1.0 + np.exp(-eta))).astype(int)
+    return X, y
+
+
+def resident_peak_reset():
+    """Reset this process's resident-memory high-water mark (Linux); False elsewhere."""
+    try:
+        with open("/proc/self/clear_refs", "w") as handle:
+            handle.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def resident_kib(field):
+    """``VmHWM`` (peak) or ``VmRSS`` (now) of this process in KiB (Linux)."""
+    with open("/proc/self/status") as handle:
+        for line in handle:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def parse_setting(text):
+    name, value = text.split("=", 1)
+    try:
+        return name, int(value)
+    except ValueError:
+        try:
+            return name, float(value)
+        except ValueError:
+            return name, value
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--documents", type=int, default=100_000)
+    parser.add_argument("--vocabulary", type=int, default=20_000)
+    parser.add_argument("--words", type=int, default=50)
+    parser.add_argument("--n-jobs", type=int, default=None)
+    parser.add_argument("--setting", action="append", default=[],
+                        help="an estimator parameter, name=value (repeatable)")
+    args = parser.parse_args()
+    settings = dict(parse_setting(text) for text in args.setting)
+
+    X, y = bag_of_words(args.documents + args.documents // 5, args.vocabulary, args.words)
+    n_train = args.documents
+    X_train, X_test, y_train, y_test = X[:n_train], X[n_train:], y[:n_train], y[n_train:]
+    X_train = sp.csr_array(X_train)
+    matrix_bytes = X_train.data.nbytes + X_train.indices.nbytes + X_train.indptr.nbytes
+    print(f"X: {X_train.shape[0]:,} x {X_train.shape[1]:,}, {X_train.nnz / n_train:.1f} "
+          f"stored values a row; CSR {matrix_bytes / 2**20:.1f} MiB (dense float64: "
+          f"{8 * X_train.shape[0] * X_train.shape[1] / 2**30:.1f} GiB)")
+
+    started = time.perf_counter()
+    reference = LogisticRegression(max_iter=2000).fit(X_train, y_train)
+    reference_seconds = time.perf_counter() - started
+
+    clf = MinibatchMHLogisticRegression(n_jobs=args.n_jobs, random_state=0, **settings)
+    measured = resident_peak_reset()
+    before = resident_kib("VmRSS")
+    started = time.perf_counter()
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        clf.fit(X_train, y_train)
+    seconds = time.perf_counter() - started
+    added = (resident_kib("VmHWM") - before) * 1024 if measured else float("nan")
+    coef = clf.posterior_["coef"]
+    draws_bytes = coef.nbytes + clf.posterior_["intercept"].nbytes
+    r_hat = float(np.nanmax(clf.diagnostics_.r_hat["coef"]))
+    ess = float(np.nanmin(clf.diagnostics_.ess_bulk["coef"]))
+    rows = [["ours", f"{seconds:.1f}", f"{clf.setup_time_:.1f}",
+             f"{added / 2**20:.0f}", f"{(added - draws_bytes) / matrix_bytes:.2f}",
+             f"{draws_bytes / 2**20:.0f}", f"{clf.acceptance_.name}+{clf.proposal_.name}",
+             clf.thin_, f"{r_hat:.3f}", f"{ess:.0f}", f"{ess / seconds:.2f}",
+             f"{clf.score(X_test, y_test):.4f}"],
+            ["LogisticRegression", f"{reference_seconds:.1f}", "", "", "", "", "L-BFGS", "",
+             "", "", "", f"{reference.score(X_test, y_test):.4f}"]]
+    table(rows, ["fit", "wall s", "setup s", "peak added MiB", "(peak - draws) / CSR",
+                 "draws MiB", "sampler", "thin", "max R-hat", "min ESS", "ESS/s",
+                 "test accuracy"])
+
+
+if __name__ == "__main__":
+    main()
