@@ -14,18 +14,36 @@ KERNEL_MODULES = ("skbayes_mh._kernels.mh", "skbayes_mh._kernels.firefly",
                   "skbayes_mh._kernels.passes")
 
 
-def kernel_signatures(float32=True):
+def _data_kind(signature):
+    """``"float32"``, ``"sparse"`` or ``"float64"``: the data a kernel signature reads (its
+    first argument's first entry, a spec's ``X`` or ``data``)."""
+    from numba import types
+
+    from ._kernels.specs import CSR_MATRIX
+
+    data = signature.args[0].types[0] if isinstance(signature.args[0], types.BaseTuple) else None
+    if data == CSR_MATRIX:
+        return "sparse"
+    if isinstance(data, types.Array) and data.dtype == types.float32:
+        return "float32"
+    return "float64"
+
+
+def kernel_signatures(float32=True, sparse=True):
     """``(module, name, index)`` of every entry kernel signature (float32 data's with
-    ``float32``), the main chain loops first (they take longest)."""
+    ``float32``, sparse data's with ``sparse``), the main chain loops first (they take
+    longest)."""
     from ._kernels._jit import EntryKernel
+
+    wanted = {"float64", *(["float32"] if float32 else []), *(["sparse"] if sparse else [])}
 
     tasks = []
     for module_name in KERNEL_MODULES:
         module = importlib.import_module(module_name)
         for name, kernel in sorted(vars(module).items()):
             if isinstance(kernel, EntryKernel) and kernel.__module__ == module_name:
-                for index in range(len(kernel.signatures)):
-                    if index == 0 or float32:
+                for index, signature in enumerate(kernel.signatures):
+                    if _data_kind(signature) in wanted:
                         tasks.append((module_name, name, index))
     loops = ("mh_linear", "firefly_linear", "mh_rows")
     return sorted(tasks, key=lambda task: (task[1] not in loops, task[2], task[1]))
@@ -38,9 +56,9 @@ def _prepare(task):
     return task, time.perf_counter() - started
 
 
-def compile_kernels(n_jobs=None, float32=True, verbose=False):
+def compile_kernels(n_jobs=None, float32=True, sparse=True, verbose=False):
     """Compile (or load from the cache) every kernel signature in ``n_jobs`` processes
-    (None: one per core).
+    (None: one per core; float32 and sparse data's with ``float32`` and ``sparse``).
 
     Returns
     -------
@@ -50,7 +68,7 @@ def compile_kernels(n_jobs=None, float32=True, verbose=False):
     from ._passes import pass_threads
 
     started = time.perf_counter()
-    tasks = kernel_signatures(float32)
+    tasks = kernel_signatures(float32, sparse)
     workers = max(1, min(n_jobs or pass_threads(), len(tasks)))
     if workers == 1:
         results = map(_prepare, tasks)

@@ -89,9 +89,8 @@ def check_array(array, name, ndim):
     if array is None:
         raise TypeError(f"{name} must be an array of real numbers; got None.")
     if hasattr(array, "tocsr") and hasattr(array, "nnz"):  # a scipy.sparse matrix or array
-        raise TypeError(f"{name} is a sparse matrix: sample() hands the user's functions dense "
-                        f"rows (data[i, :]). Pass {name}.toarray() if it fits in memory; the "
-                        f"estimators take sparse X as it is.")
+        raise TypeError(f"{name} must be a dense array; got a sparse matrix (pass "
+                        f"{name}.toarray()).")
     try:
         array = np.ascontiguousarray(array, dtype=np.float64)
     except (TypeError, ValueError) as error:

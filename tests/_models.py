@@ -254,3 +254,18 @@ def logistic_grid_posterior(x, y, n_points):
                 grid_covariance=centred.T @ (centred * weights[:, None]),
                 spacing=np.array([a[1] - a[0] for a in axes]))
 
+
+
+def assert_same_posterior(first, second, names=("coef", "intercept"), max_z=4.0, sd_rtol=0.15):
+    """Two fitted estimators' posteriors agree: each coordinate's mean within ``max_z``
+    combined Monte Carlo standard errors, and its sd within ``sd_rtol`` (each estimated
+    from a few hundred effective draws or more)."""
+    from skbayes_mh.diagnostics import mcse_mean
+
+    for name in names:
+        a, b = first.posterior_[name], second.posterior_[name]
+        error = np.sqrt(mcse_mean(a) ** 2 + mcse_mean(b) ** 2)
+        z = (a.mean(axis=(0, 1)) - b.mean(axis=(0, 1))) / error
+        assert np.all(np.abs(z) < max_z), (name, z)
+        np.testing.assert_allclose(a.std(axis=(0, 1)), b.std(axis=(0, 1)), rtol=sd_rtol,
+                                   err_msg=name)

@@ -212,3 +212,9 @@ def by_data_dtype(args):
     if isinstance(X, tuple):
         return 2
     return 0 if X.dtype == np.float64 else 1
+
+
+def by_row_data(args):
+    """``select`` for kernels whose first argument is a user model's spec: 0 for dense
+    data, 1 for sparse data (a tuple of CSR arrays; the order of ``specs.ROW_SPECS``)."""
+    return 1 if isinstance(args[0][0], tuple) else 0

@@ -22,7 +22,7 @@ import numpy as np
 from numba import types
 
 from ._jit import (F8, I8, RNG, STATUS_BAD_LOG_PRIOR, STATUS_OK,
-                   TUPLE_FIELDS, VECTOR, by_data_dtype, entry_kernel, jit)
+                   TUPLE_FIELDS, VECTOR, by_data_dtype, by_row_data, entry_kernel, jit)
 from .austerity import austerity_decide
 from .barker import barker_decide
 from .confidence import confidence_decide
@@ -35,7 +35,7 @@ from ._common import borrow, borrow_workspace, keep_alive
 from .pool import DENSE_POOL_MAX_ROWS, POOL, make_pool
 from .rows import data_pass, make_workspace, n_rows, spec_log_prior
 from .slice import register_target, slice_update
-from .specs import CONTROL_VARIATES, LINEAR_SPECS, PRIOR, PROPOSAL, ROW_SPEC, TEST, TRACE
+from .specs import CONTROL_VARIATES, LINEAR_SPECS, PRIOR, PROPOSAL, ROW_SPECS, TEST, TRACE
 from .views import (cv_view, linear_view, prior_view, proposal_view, rebind, row_view,
                     test_view)
 
@@ -417,15 +417,16 @@ def mh_linear(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trac
                    test_view(test), cv_view(cv), inv_temperature, chain, rng, trace)
 
 
-@entry_kernel(_CHAIN_RESULT(ROW_SPEC, *_CHAIN_ARGS))
+@entry_kernel(*[_CHAIN_RESULT(spec, *_CHAIN_ARGS) for spec in ROW_SPECS], select=by_row_data)
 def mh_rows(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace):
     """:func:`mh_loop` for a user's per-row model."""
     return mh_loop(row_view(spec), prior_view(prior), proposal_view(proposal),
                    test_view(test), cv_view(cv), inv_temperature, chain, rng, trace)
 
 
-@entry_kernel(types.Tuple((I8, I8, I8))(ROW_SPEC, TEST, CONTROL_VARIATES, VECTOR, VECTOR, F8,
-                                        F8, RNG, I8))
+@entry_kernel(*[types.Tuple((I8, I8, I8))(spec, TEST, CONTROL_VARIATES, VECTOR, VECTOR, F8, F8,
+                                          RNG, I8) for spec in ROW_SPECS],
+              select=by_row_data)
 def repeat_rows(spec, test, cv, theta, theta_prop, log_psi, inv_temperature, rng, n_trials):
     """:func:`repeat_loop` for a user's per-row model."""
     return repeat_loop(row_view(spec), test_view(test), cv_view(cv), borrow(theta),

@@ -12,11 +12,11 @@ import numpy as np
 from numba import types
 
 from ._jit import (F8, I8, MATRIX, STATUS_BAD_GRADIENT, STATUS_BAD_LOGLIK, STATUS_OK, VECTOR,
-                   by_data_dtype, entry_kernel)
+                   by_data_dtype, by_row_data, entry_kernel)
 from ._common import borrow, borrow_workspace, keep_alive
 from .linear import linear_u
 from .rows import make_workspace, row_weight
-from .specs import IN_VECTOR, LINEAR_SPECS, ROW_SPEC
+from .specs import IN_VECTOR, LINEAR_SPECS, ROW_SPECS
 from .views import linear_view, row_view
 
 _D3 = types.Array(F8, 3, "C")
@@ -51,7 +51,8 @@ def linear_derivatives(spec, theta, start, stop, order, values, slopes, curvatur
     return STATUS_OK
 
 
-@entry_kernel(types.Tuple((F8, I8))(ROW_SPEC, VECTOR, I8, I8, I8, VECTOR, MATRIX))
+@entry_kernel(*[types.Tuple((F8, I8))(spec, VECTOR, I8, I8, I8, VECTOR, MATRIX)
+                for spec in ROW_SPECS], select=by_row_data)
 def row_sums(spec, theta, start, stop, order, gradient, hessian):
     """``(sum w_i l_i, status)`` over rows ``start..stop-1``, adding the weighted gradients
     (``order`` >= 1) and Hessians (``order`` >= 2) of the user's per-row functions into

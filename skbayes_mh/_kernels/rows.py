@@ -48,15 +48,16 @@ def prefetch(spec, i):
 
 @overload(prefetch, inline="always")
 def _prefetch(spec, i):
-    if _is(spec, LinearSpec) and isinstance(spec.types[0], types.Array):
-        return lambda spec, i: prefetch_row(spec.X, i)
-    if _is(spec, LinearSpec):  # a sparse row: its values and column indices
-        def impl(spec, i):
-            prefetch_values(spec.X.data, spec.X.indptr[i])
-            prefetch_values(spec.X.indices, spec.X.indptr[i])
-        return impl
-    if _is(spec, RowSpec):
+    if isinstance(spec.types[0], types.Array):  # a dense row (X, or a user's data)
+        if _is(spec, LinearSpec):
+            return lambda spec, i: prefetch_row(spec.X, i)
         return lambda spec, i: prefetch_row(spec.data, i)
+
+    def impl(spec, i):  # a sparse row: its values and column indices
+        matrix = spec[0]
+        prefetch_values(matrix.data, matrix.indptr[i])
+        prefetch_values(matrix.indices, matrix.indptr[i])
+    return impl
 
 
 def make_workspace(spec, n_params):

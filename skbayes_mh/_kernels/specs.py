@@ -95,11 +95,21 @@ BOUND_COEFFICIENTS = types.FunctionType(types.UniTuple(F8, 3)(VECTOR, F8, IN_VEC
                                                               VECTOR, MATRIX))
 
 DATA = readonly(F8, 2)
-#: The user's ``loglik(theta, data, i)``, ``gradient(theta, data, i, out)``,
-#: ``hessian(theta, data, i, out)`` and ``log_prior(theta)``.
-LOGLIK = types.FunctionType(F8(VECTOR, DATA, I8))
-GRADIENT = types.FunctionType(types.void(VECTOR, DATA, I8, VECTOR))
-HESSIAN = types.FunctionType(types.void(VECTOR, DATA, I8, MATRIX))
+#: A sparse ``data`` as the user's functions see it: a :data:`CSR` named tuple.
+SPARSE_DATA = types.NamedTuple((readonly(F8, 1), readonly(I4, 1), readonly(I4, 1),
+                                types.UniTuple(I8, 2)), CSR)
+
+
+def user_function_types(data):
+    """The user's ``loglik(theta, data, i)``, ``gradient(theta, data, i, out)`` and
+    ``hessian(theta, data, i, out)`` for ``data`` of type ``data`` (:data:`DATA` or
+    :data:`SPARSE_DATA`)."""
+    return (types.FunctionType(F8(VECTOR, data, I8)),
+            types.FunctionType(types.void(VECTOR, data, I8, VECTOR)),
+            types.FunctionType(types.void(VECTOR, data, I8, MATRIX)))
+
+
+LOGLIK, GRADIENT, HESSIAN = user_function_types(DATA)
 LOG_PRIOR = types.FunctionType(F8(VECTOR))
 
 WEIGHTS = readonly(F8, 1)
@@ -118,7 +128,9 @@ def linear_spec_type(dtype, sparse=False):
 
 #: Dense float64, dense float32 and sparse (float64) data: the order of ``_jit.by_data_dtype``.
 LINEAR_SPECS = (linear_spec_type(F8), linear_spec_type(F4), linear_spec_type(F8, sparse=True))
-ROW_SPEC = types.Tuple((DATA, WEIGHTS, LOGLIK, GRADIENT, HESSIAN, LOG_PRIOR))
+#: A user's model on dense and on sparse data (the order of ``_jit.by_row_data``).
+ROW_SPECS = (types.Tuple((DATA, WEIGHTS, LOGLIK, GRADIENT, HESSIAN, LOG_PRIOR)),
+             types.Tuple((CSR_MATRIX, WEIGHTS, *user_function_types(SPARSE_DATA), LOG_PRIOR)))
 PRIOR = types.Tuple((I8, IN_VECTOR, IN_VECTOR, IN_VECTOR, I8, I8, I8, F8))
 PROPOSAL = types.Tuple((I8, F8, IN_MATRIX, IN_VECTOR, IN_VECTOR, F8))
 TEST = types.Tuple((I8, IN_VECTOR, IN_VECTOR, IN_VECTOR))
@@ -133,6 +145,6 @@ BRIGHTNESS_UPDATE = types.Tuple((I8, F8, I8))
 TUPLE_FIELDS.update({TRACE: Trace, FIREFLY_CHAIN: FireflyChain,
                      BRIGHTNESS_UPDATE: BrightnessUpdate})
 TUPLE_FIELDS.update(dict.fromkeys(LINEAR_SPECS, LinearSpec))
-TUPLE_FIELDS.update({CSR_MATRIX: CSR, ROW_SPEC: RowSpec, PRIOR: Prior, PROPOSAL: Proposal,
-                     TEST: Test, CONTROL_VARIATES: ControlVariates,
+TUPLE_FIELDS.update(dict.fromkeys(ROW_SPECS, RowSpec))
+TUPLE_FIELDS.update({CSR_MATRIX: CSR, PRIOR: Prior, PROPOSAL: Proposal, TEST: Test, CONTROL_VARIATES: ControlVariates,
                      FIREFLY_BOUND: FireflyBound})

@@ -31,7 +31,7 @@ def linear_view(spec):
 @jit(inline="always")
 def row_view(spec):
     data, weights, loglik, gradient, hessian, log_prior = spec
-    return RowSpec(borrow(data), borrow(weights), loglik, gradient, hessian, log_prior)
+    return RowSpec(matrix_view(data), borrow(weights), loglik, gradient, hessian, log_prior)
 
 
 @jit(inline="always")

@@ -5,9 +5,12 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 
+from .._data import kernel_csr
 from .._kernels.rows import flat_log_prior, no_gradient, no_hessian
 from .._kernels.mh import repeat_rows
+from .._kernels.specs import CSR
 from .._validation import (MIN_TEMPERATURE, check_array, check_jitted, check_jitted_writer,
                            check_scalar, check_step_size, read_only)
 from ..acceptance import AcceptanceTest, resolve_acceptance
@@ -87,9 +90,35 @@ def _refuse_firefly(acceptance):
     return acceptance
 
 
+def checked_data(data):
+    """``data`` for the user's functions, validated: ``(as_passed, as_seen)``, the kernels'
+    argument and what the user's functions see. A dense array (float64, finite) is both; a
+    ``scipy.sparse`` matrix becomes a CSR matrix of float64 values with int32 indices, passed
+    as its arrays and shape and seen as a :data:`~skbayes_mh._kernels.specs.CSR` named
+    tuple (``data.data``, ``data.indices``, ``data.indptr``, ``data.shape``)."""
+    if not sp.issparse(data):
+        data = read_only(check_array(data, "data", ndim=2))
+        return data, data
+    if data.ndim != 2 or data.shape[0] == 0:
+        raise ValueError(f"data must be a 2-D matrix with rows; got shape {data.shape}.")
+    try:
+        matrix = kernel_csr(data)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"data must be a sparse matrix of real numbers: {error}") from error
+    bad = np.flatnonzero(~np.isfinite(matrix.data))
+    if bad.size:
+        row = int(np.searchsorted(matrix.indptr, bad[0], side="right") - 1)
+        raise ValueError(f"data contains NaN or infinity (first in row {row}).")
+    shape = tuple(map(int, matrix.shape))
+    return ((matrix.data, matrix.indices, matrix.indptr, shape),
+            CSR(matrix.data, matrix.indices, matrix.indptr, shape))
+
+
 def _row_target(loglik, data, theta, log_prior, temperature, gradient=None, hessian=None):
-    """Validate the user's functions and data and build the :class:`Target`."""
-    check_jitted(loglik, "loglik", (theta, data, np.int64(0)))
+    """Validate the user's functions and data (see :func:`checked_data`) and build the
+    :class:`Target`."""
+    data, seen = checked_data(data)
+    check_jitted(loglik, "loglik", (theta, seen, np.int64(0)))
     if log_prior is None:
         log_prior = flat_log_prior
     if not np.isfinite(check_jitted(log_prior, "log_prior", (theta,))):
@@ -97,15 +126,15 @@ def _row_target(loglik, data, theta, log_prior, temperature, gradient=None, hess
     if hessian is not None and gradient is None:
         raise ValueError("hessian was given without gradient: give both, or neither.")
     if gradient is not None:
-        check_jitted_writer(gradient, "gradient", (theta, data, np.int64(0)), (theta.size,))
+        check_jitted_writer(gradient, "gradient", (theta, seen, np.int64(0)), (theta.size,))
     if hessian is not None:
-        check_jitted_writer(hessian, "hessian", (theta, data, np.int64(0)),
+        check_jitted_writer(hessian, "hessian", (theta, seen, np.int64(0)),
                             (theta.size, theta.size))
     spec = (data, read_only(np.zeros(0)), loglik,
             no_gradient if gradient is None else gradient,
             no_hessian if hessian is None else hessian, log_prior)
     return Target("rows", spec, BuiltinPrior.flat(theta.size), 1.0 / float(temperature),
-                  data.shape[0], theta.size, has_gradient=gradient is not None,
+                  seen.shape[0], theta.size, has_gradient=gradient is not None,
                   has_hessian=hessian is not None)
 
 
@@ -167,10 +196,15 @@ def sample(loglik, data, theta0, *, step_size, log_prior=None, gradient=None, he
     ----------
     loglik : numba.njit function ``loglik(theta, data, i) -> float``
         ``log p(x_i | theta)`` for row ``i`` of ``data``; ``theta`` is a (d,) float64
-        array, ``data`` the read-only (N, p) float64 array and ``i`` an int64. Return
+        array, ``data`` the read-only (N, p) float64 array (or a sparse matrix's CSR
+        arrays, see ``data``) and ``i`` an int64. Return
         ``-inf`` where the likelihood is zero; NaN is an error.
-    data : array-like of shape (N, p)
-        The data, one datum per row (a 1-D array is not accepted: reshape it to (N, 1)).
+    data : array-like or sparse matrix of shape (N, p)
+        The data, one datum per row (a 1-D array is not accepted: reshape it to (N, 1)). A
+        ``scipy.sparse`` matrix is handed to the functions as a named tuple of its CSR
+        arrays, ``data.data`` (float64), ``data.indices`` and ``data.indptr`` (int32) and
+        ``data.shape``: row ``i``'s values are ``data.data[p]`` in columns
+        ``data.indices[p]`` for ``p`` in ``range(data.indptr[i], data.indptr[i + 1])``.
     theta0 : array-like of shape (d,)
         Starting point; it must have finite log-prior and log-likelihood.
     step_size : float or array-like of shape (d,)
@@ -228,7 +262,6 @@ def sample(loglik, data, theta0, *, step_size, log_prior=None, gradient=None, he
     """
     acceptance = _refuse_firefly(resolve_acceptance(acceptance))
     proposal = resolve_proposal(proposal)
-    data = read_only(check_array(data, "data", ndim=2))
     theta = check_array(theta0, "theta0", ndim=1).copy()
     step = check_step_size(step_size, theta.size)
     check_scalar(n_draws, "n_draws", numbers.Integral, 1)
@@ -274,7 +307,7 @@ def sample(loglik, data, theta0, *, step_size, log_prior=None, gradient=None, he
     return SampleResult(draws=chain.draws, accepted=chain.stats["acceptance_rate"] > 0,
                         n_data_read=chain.stats["n_data_read"],
                         log_posterior=chain.stats["lp"], acceptance=acceptance,
-                        step_size=step, temperature=float(temperature), n_data=data.shape[0],
+                        step_size=step, temperature=float(temperature), n_data=target.n_data,
                         seconds=float(chain.stats["seconds"][-1]))
 
 
@@ -320,7 +353,6 @@ def acceptance_probability(loglik, data, theta, theta_prop, *, acceptance, log_p
         Rows read per trial (no cache between trials: an exact test reads ``2 N``).
     """
     acceptance = _refuse_firefly(resolve_acceptance(acceptance))
-    data = read_only(check_array(data, "data", ndim=2))
     theta = check_array(theta, "theta", ndim=1).copy()
     theta_prop = check_array(theta_prop, "theta_prop", ndim=1).copy()
     if theta.shape != theta_prop.shape:

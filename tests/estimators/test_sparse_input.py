@@ -1,5 +1,6 @@
 """Sparse ``X`` (``scipy.sparse``: CSR and CSC as they are, other formats converted to CSR)
-for every estimator and acceptance test.
+for every estimator and acceptance test, and sparse ``data`` for ``sample()`` (the user's
+functions read the CSR arrays).
 
 The kernels read a sparse row's stored values only, so a sparse fit does the dense fit's
 arithmetic on the same numbers, summed in another order: with the same seed it takes the
@@ -11,17 +12,20 @@ Predictions take sparse ``X``; nothing is densified (a fit whose dense ``X`` wou
 """
 import tracemalloc
 
+import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 from skbayes_mh import (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
                         MinibatchMHPoissonRegression, NegativeBinomialRegression,
-                        RobustTRegression)
+                        RobustTRegression, acceptance_probability, sample)
 from skbayes_mh import _passes, _validation
+from skbayes_mh.acceptance import ConfidenceSampler
 from skbayes_mh.sampling import _target
-from skbayes_mh.diagnostics import mcse_mean
 from skbayes_mh.linear_model import _base as estimators_base
+
+from _models import assert_same_posterior
 
 FAST = dict(n_draws=60, n_warmup=60, n_chains=2)
 #: Short chains are compared with each other, not checked for convergence.
@@ -118,12 +122,7 @@ def test_the_sparse_posterior_is_the_dense_posterior(estimator, kind):
     settings = dict(n_draws=1000, n_warmup=500, n_chains=2)
     dense = estimator(random_state=9, **settings).fit(X.toarray(), y)
     sparse = estimator(random_state=10, **settings).fit(X, y)
-    for name in ("coef", "intercept"):
-        a, b = dense.posterior_[name], sparse.posterior_[name]
-        error = np.sqrt(mcse_mean(a) ** 2 + mcse_mean(b) ** 2)
-        z = (a.mean(axis=(0, 1)) - b.mean(axis=(0, 1))) / error
-        assert np.all(np.abs(z) < 4), (name, z)
-        np.testing.assert_allclose(a.std(axis=(0, 1)), b.std(axis=(0, 1)), rtol=0.15)
+    assert_same_posterior(dense, sparse)
 
 
 def test_nothing_is_densified(monkeypatch):
@@ -194,13 +193,141 @@ def test_a_dense_matrix_beyond_memory_is_refused_by_name(monkeypatch):
         MinibatchMHLogisticRegression(acceptance="minibatch", **FAST).fit(X, y)
 
 
-def test_sample_refuses_sparse_data_by_name():
-    from _models import gaussian_mean_loglik
+@numba.njit
+def dense_logistic_loglik(theta, data, i):
+    """Logistic regression on ``data = [x_i, y_i]`` rows, read densely."""
+    eta = theta[-1]
+    for j in range(data.shape[1] - 1):
+        eta += data[i, j] * theta[j]
+    return data[i, data.shape[1] - 1] * eta - np.log1p(np.exp(eta))
 
-    from skbayes_mh import sample
 
-    with pytest.raises(TypeError, match="data is a sparse matrix.*toarray"):
-        sample(gaussian_mean_loglik, sparse_features(50, 1), [0.0], step_size=0.1)
+@numba.njit
+def _sparse_row(theta, data, i):
+    """``(eta, y)`` of a sparse ``[x_i, y_i]`` row (its stored values only)."""
+    eta, y, last = theta[-1], 0.0, data.shape[1] - 1
+    for p in range(data.indptr[i], data.indptr[i + 1]):
+        if data.indices[p] == last:
+            y = data.data[p]
+        else:
+            eta += data.data[p] * theta[data.indices[p]]
+    return eta, y
+
+
+@numba.njit
+def sparse_logistic_loglik(theta, data, i):
+    eta, y = _sparse_row(theta, data, i)
+    return y * eta - np.log1p(np.exp(eta))
+
+
+@numba.njit
+def dense_logistic_gradient(theta, data, i, out):
+    eta = theta[-1]
+    for j in range(data.shape[1] - 1):
+        eta += data[i, j] * theta[j]
+    slope = data[i, data.shape[1] - 1] - 1.0 / (1.0 + np.exp(-eta))
+    for j in range(data.shape[1] - 1):
+        out[j] = slope * data[i, j]
+    out[-1] = slope
+
+
+@numba.njit
+def dense_logistic_hessian(theta, data, i, out):
+    eta = theta[-1]
+    for j in range(data.shape[1] - 1):
+        eta += data[i, j] * theta[j]
+    p = 1.0 / (1.0 + np.exp(-eta))
+    d = data.shape[1]
+    for a in range(d):
+        xa = data[i, a] if a < d - 1 else 1.0
+        for b in range(d):
+            xb = data[i, b] if b < d - 1 else 1.0
+            out[a, b] = -p * (1.0 - p) * xa * xb
+
+
+@numba.njit
+def sparse_logistic_gradient(theta, data, i, out):
+    eta, y = _sparse_row(theta, data, i)
+    slope = y - 1.0 / (1.0 + np.exp(-eta))
+    out[:] = 0.0
+    last = data.shape[1] - 1
+    for p in range(data.indptr[i], data.indptr[i + 1]):
+        if data.indices[p] != last:
+            out[data.indices[p]] = slope * data.data[p]
+    out[-1] = slope
+
+
+@numba.njit
+def sparse_logistic_hessian(theta, data, i, out):
+    eta, _ = _sparse_row(theta, data, i)
+    p = 1.0 / (1.0 + np.exp(-eta))
+    row = np.zeros(theta.shape[0])
+    last = data.shape[1] - 1
+    for q in range(data.indptr[i], data.indptr[i + 1]):
+        if data.indices[q] != last:
+            row[data.indices[q]] = data.data[q]
+    row[-1] = 1.0
+    for a in range(row.shape[0]):
+        for b in range(row.shape[0]):
+            out[a, b] = -p * (1.0 - p) * row[a] * row[b]
+
+
+def logistic_rows(n=1500, seed=20):
+    """``[x_i, y_i]`` rows of a logistic regression on sparse features: dense and CSR."""
+    rng = np.random.default_rng(seed)
+    X = sparse_features(n, 4, density=0.4, seed=seed).toarray()
+    y = rng.random(n) < 1 / (1 + np.exp(-(X @ np.array([1.0, -1.0, 0.5, 2.0]) - 0.5)))
+    rows = np.column_stack([X, y.astype(float)])
+    return rows, sp.csr_array(rows)
+
+
+@pytest.mark.parametrize("acceptance", ["metropolis", "barker", "minibatch", "austerity",
+                                        "confidence"])
+def test_sample_on_sparse_data_takes_the_dense_steps(acceptance):
+    """A user's model reading the CSR arrays of sparse data gives the draws of the same model
+    reading the dense rows (the same numbers, summed in the same order)."""
+    dense, sparse = logistic_rows()
+    if acceptance == "confidence":  # a logistic row's Lipschitz constant: max |[x_i, 1]|
+        lipschitz = float(np.sqrt(np.max(np.sum(dense[:, :-1] ** 2, axis=1)) + 1.0))
+        acceptance = ConfidenceSampler(lipschitz=lipschitz)
+    settings = dict(step_size=0.05, acceptance=acceptance, n_draws=300, random_state=21)
+    a = sample(dense_logistic_loglik, dense, np.zeros(5), **settings)
+    b = sample(sparse_logistic_loglik, sparse, np.zeros(5), **settings)
+    np.testing.assert_allclose(b.draws, a.draws, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(b.n_data_read, a.n_data_read)
+    assert b.n_data == dense.shape[0]
+
+
+@pytest.mark.parametrize("acceptance, proposal", [("minibatch", "random_walk"),
+                                                  ("metropolis", "hmc")])
+def test_sample_on_sparse_data_with_derivatives(acceptance, proposal):
+    """With the user's gradient and Hessian (the MAP search, the control variates' sums and
+    Hamiltonian paths read them)."""
+    dense, sparse = logistic_rows()
+    settings = dict(step_size=0.05, acceptance=acceptance, proposal=proposal, n_draws=200,
+                    random_state=22)
+    a = sample(dense_logistic_loglik, dense, np.zeros(5), gradient=dense_logistic_gradient,
+               hessian=dense_logistic_hessian, **settings)
+    b = sample(sparse_logistic_loglik, sparse, np.zeros(5), gradient=sparse_logistic_gradient,
+               hessian=sparse_logistic_hessian, **settings)
+    np.testing.assert_allclose(b.draws, a.draws, rtol=1e-7, atol=1e-9)
+
+
+def test_acceptance_probability_on_sparse_data():
+    dense, sparse = logistic_rows()
+    theta, proposal = np.zeros(5), np.full(5, 0.02)
+    settings = dict(acceptance="minibatch", n_trials=200, random_state=23)
+    assert (acceptance_probability(sparse_logistic_loglik, sparse, theta, proposal, **settings)
+            == acceptance_probability(dense_logistic_loglik, dense, theta, proposal,
+                                      **settings))
+
+
+def test_sample_names_the_row_of_a_nan_in_sparse_data():
+    _, sparse = logistic_rows(200)
+    sparse = sparse.tolil()
+    sparse[31, 0] = np.nan
+    with pytest.raises(ValueError, match="row 31"):
+        sample(sparse_logistic_loglik, sparse.tocsr(), np.zeros(5), step_size=0.1)
 
 
 def test_consensus_shards_take_sparse_x():

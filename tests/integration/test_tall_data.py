@@ -7,11 +7,12 @@ import pytest
 
 from skbayes_mh import MinibatchMHLogisticRegression, RobustTRegression
 from skbayes_mh import _passes
-from skbayes_mh.diagnostics import mcse_mean
 from skbayes_mh.linear_model import _base
 from skbayes_mh.models import LogisticModel
 from skbayes_mh.models import _base as models_base
 from skbayes_mh.sampling import _samplers
+
+from _models import assert_same_posterior
 
 N_ROWS = 20_000
 
@@ -122,13 +123,7 @@ def test_sparse_row_pool_and_float32_memmap_sample_the_posterior(on_disk, monkey
     monkeypatch.setattr(_samplers, "DENSE_POOL_MAX_ROWS", 0)
     sparse = MinibatchMHLogisticRegression(acceptance="minibatch", **settings).fit(X, y)
     assert sparse.control_variates_ and sparse.posterior_["n_data_read"].mean() < 0.05 * N_ROWS
-    for name in ("coef", "intercept"):
-        a, b = exact.posterior_[name], sparse.posterior_[name]
-        error = np.sqrt(mcse_mean(a) ** 2 + mcse_mean(b) ** 2)
-        z = (a.mean(axis=(0, 1)) - b.mean(axis=(0, 1))) / error
-        assert np.all(np.abs(z) < 4), (name, z)
-        # Posterior sds agree within 15% (each estimated from >= a few hundred ESS).
-        np.testing.assert_allclose(a.std(axis=(0, 1)), b.std(axis=(0, 1)), rtol=0.15)
+    assert_same_posterior(exact, sparse)
 
 
 def test_firefly_without_the_tangent_cache_is_the_same_chain(on_disk, monkeypatch):
