@@ -33,9 +33,8 @@ def diagnose(posterior, name, stacklevel):
     for variable, draws in posterior.draws.items():
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore", RuntimeWarning)
-            found["r_hat"][variable] = diagnostics.rhat(draws)
-            found["ess_bulk"][variable] = diagnostics.ess_bulk(draws)
-            found["ess_tail"][variable] = diagnostics.ess_tail(draws)
+            (found["r_hat"][variable], found["ess_bulk"][variable],
+             found["ess_tail"][variable]) = diagnostics.convergence_statistics(draws)
     rhat, rhat_name = _worst(posterior, found["r_hat"], largest=True)
     ess, ess_name = _worst(posterior, found["ess_bulk"], largest=False)
     wanted_ess = MIN_ESS_PER_CHAIN * posterior.n_chains
