@@ -124,7 +124,7 @@ def main():
     rows = [["ours", f"{seconds:.1f}", f"{clf.setup_time_:.1f}",
              f"{added / 2**20:.0f}", f"{(added - draws_bytes) / matrix_bytes:.2f}",
              f"{draws_bytes / 2**20:.0f}", f"{clf.acceptance_.name}+{clf.proposal_.name}",
-             clf.thin_, f"{r_hat:.3f}", f"{ess:.0f}", f"{ess / seconds:.2f}",
+             int(np.max(clf.thin_)), f"{r_hat:.3f}", f"{ess:.0f}", f"{ess / seconds:.2f}",
              f"{clf.score(X_test, y_test):.4f}"],
             ["LogisticRegression", f"{reference_seconds:.1f}", "", "", "", "", "L-BFGS", "",
              "", "", "", f"{reference.score(X_test, y_test):.4f}"]]
