@@ -142,10 +142,8 @@ class LinearData:
         if diagonal:
             gram = np.asarray(multiply(X, X).T @ values)
             return np.append(gram, values.sum()) if self.intercept else gram
-        if self.sparse:
-            gram = (X.T @ X.multiply(values[:, None]).tocsr()).toarray()
-        else:
-            gram = X.T @ (X * values[:, None])
+        gram = X.T @ multiply(X, values[:, None])
+        gram = gram.toarray() if sp.issparse(gram) else gram
         if not self.intercept:
             return gram
         side = np.asarray(X.T @ values)

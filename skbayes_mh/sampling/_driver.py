@@ -29,7 +29,6 @@ class ChainResult:
         accepted), ``n_data_read`` (rows or likelihood queries of those iterations),
         ``seconds`` (cumulative wall time of the kept iterations), and the sampler's own
         (``n_bright``).
-    warmup_draws : ndarray of shape (n_warmup, d)
     state : object
         The sampler's state after the last iteration run.
     sampler : object
@@ -46,7 +45,6 @@ class ChainResult:
 
     draws: np.ndarray
     stats: dict
-    warmup_draws: np.ndarray
     state: object
     sampler: object
     thin: int = 1
@@ -89,8 +87,8 @@ def run_chain(sampler, theta0, seed, n_warmup, n_draws, thin=1, tuners=(), progr
     rng = np.random.default_rng(int(seed))
     d = np.asarray(theta0).size
     if stop is not None and stop.is_set():  # never started
-        return ChainResult(np.empty((0, d)), {}, np.empty((0, d)), None, sampler, 1, True,
-                           rng, warmup_complete=n_warmup == 0)
+        return ChainResult(np.empty((0, d)), {}, None, sampler, 1, True, rng,
+                           warmup_complete=n_warmup == 0)
     state = sampler.init(theta0, rng)
     pacer = _Pacer()
     warmup = []
@@ -102,21 +100,20 @@ def run_chain(sampler, theta0, seed, n_warmup, n_draws, thin=1, tuners=(), progr
             continue
         parts, interrupted = _run_in_chunks(sampler, state, rng, n_iter, 1, n_iter, progress,
                                             stop, "warm-up", pacer)
-        if parts:
-            warmup.append(_concatenate(parts)["draws"])
         if interrupted:
             break
         info = _concatenate(parts)
+        if callable(thin):  # the thinning rule reads the warm-up draws (kept till then only)
+            warmup.append(info["draws"])
         for tuner in tuners:
             tuner.update(sampler, info, k, N_WINDOWS)
-    warmup_draws = np.concatenate(warmup) if warmup else np.empty((0, d))
     if interrupted:
-        return ChainResult(np.empty((0, d)), {}, warmup_draws, state, sampler, 1, True, rng,
+        return ChainResult(np.empty((0, d)), {}, state, sampler, 1, True, rng,
                            warmup_complete=False)
     if callable(thin):
-        thin = int(thin(warmup_draws, sampler))
-    result = ChainResult(np.empty((0, d)), {}, warmup_draws, state, sampler, int(thin), False,
-                         rng)
+        thin = int(thin(np.concatenate(warmup) if warmup else np.empty((0, d)), sampler))
+        del warmup
+    result = ChainResult(np.empty((0, d)), {}, state, sampler, int(thin), False, rng)
     return continue_chain(result, n_draws, progress, stop)
 
 

@@ -44,9 +44,13 @@ class ShapeTuner:
         self.moves = []
 
     def update(self, sampler, info, window, n_windows):
+        updates = {int(f * n_windows) for f in SHAPE_UPDATES}
+        if window + 1 > max(updates):  # the shape is final: keep no more draws
+            self.draws, self.moves = [], []
+            return
         self.draws.append(info["draws"])
         self.moves.append(int(info["accepted"].sum()))
-        if window + 1 not in {int(f * n_windows) for f in SHAPE_UPDATES}:
+        if window + 1 not in updates:
             return
         first = max(1, n_windows // 10)
         draws = np.concatenate(self.draws[first:])
