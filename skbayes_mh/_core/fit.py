@@ -223,7 +223,13 @@ def _collect(chains, data, settings):
             + (" Fit again to continue the chains (warm_start=True)." if settings.warm_start
                else " With warm_start=True, a fit can continue interrupted chains."),
             UserWarning, stacklevel=5)
-    draws = np.stack([c.draws[:n_kept] for c in started])
+    # One array for all chains; each chain's result then views its row of it (warm_start
+    # continues from there), so the draws are not held twice.
+    draws = np.empty((len(started), n_kept, started[0].draws.shape[1]))
+    for k, chain in enumerate(started):
+        draws[k] = chain.draws[:n_kept]
+        if chain.n_draws == n_kept:
+            chain.draws = draws[k]
     stats = {key: np.stack([c.stats[key][:n_kept] for c in started])
              for key in started[0].stats}
     thin = np.array([c.thin for c in started])
