@@ -61,9 +61,7 @@ class LinearData:
     def kernel_X(self):
         """``X`` as the kernels take it: the array, or a sparse matrix's CSR arrays and shape
         (``specs.CSR_MATRIX``)."""
-        if self.sparse:
-            return (self.X.data, self.X.indices, self.X.indptr, tuple(map(int, self.X.shape)))
-        return self.X
+        return csr_arrays(self.X) if self.sparse else self.X
 
     @property
     def distributed(self):
@@ -168,6 +166,12 @@ def multiply(X, other):
 def sum_each_row(X):
     """``X.sum(axis=1)`` as a 1-D array, for an array or a sparse matrix."""
     return np.asarray(X.sum(axis=1)).ravel()
+
+
+def csr_arrays(X):
+    """A CSR matrix as the kernels take it: ``(data, indices, indptr, shape)``
+    (``specs.CSR_MATRIX``)."""
+    return X.data, X.indices, X.indptr, tuple(map(int, X.shape))
 
 
 #: The largest stored-value count a sparse ``X`` may have (its indices are int32).

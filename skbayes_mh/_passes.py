@@ -166,20 +166,26 @@ def scan_data(X, y, classes=False, weights=None):
     return combine_scans(parts, classes)
 
 
+def first_bad_sparse_row(X):
+    """The first row of the CSR matrix ``X`` storing NaN or infinity, or -1 (the implicit
+    zeros are finite)."""
+    bad = np.flatnonzero(~np.isfinite(X.data))
+    return int(np.searchsorted(X.indptr, bad[0], side="right") - 1) if bad.size else -1
+
+
 def scan_sparse(X, y, classes, weights=None):
     """:func:`scan_part` of a CSR matrix ``X`` (canonical, its arrays as the kernels read
     them), in vectorised sparse products: the stored values are checked (the implicit zeros
     are finite) and the columns' sums and sums of squares taken unshifted, which keeps the
     zeros implicit."""
-    bad = np.flatnonzero(~np.isfinite(X.data))
-    bad_x = int(np.searchsorted(X.indptr, bad[0], side="right") - 1) if bad.size else -1
+    bad_x = first_bad_sparse_row(X)
     bad_y = -1 if classes else first_bad_row(y, 0, y.shape[0])
     found = {"bad_x": bad_x, "bad_y": bad_y}
     weight = np.ones(X.shape[0]) if weights is None else weights
     if bad_x < 0:
         found["x"] = {"count": float(weight.sum()), "shift": np.zeros(X.shape[1]),
-                      "total": np.asarray(weight @ X), "square": np.asarray(weight @ X.multiply(X)),
-                      "low": np.inf}
+                      "total": np.asarray(weight @ X),
+                      "square": np.asarray(weight @ X.multiply(X)), "low": np.inf}
     if classes:
         found["classes"] = np.unique(np.asarray(y))
     elif bad_y < 0:

@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from .._data import kernel_csr
+from .._data import csr_arrays, kernel_csr
 from .._kernels.rows import flat_log_prior, no_gradient, no_hessian
 from .._kernels.mh import repeat_rows
 from .._kernels.specs import CSR
+from .._passes import first_bad_sparse_row
 from .._validation import (MIN_TEMPERATURE, check_array, check_jitted, check_jitted_writer,
                            check_scalar, check_step_size, read_only)
 from ..acceptance import AcceptanceTest, resolve_acceptance
@@ -105,13 +106,11 @@ def checked_data(data):
         matrix = kernel_csr(data)
     except (TypeError, ValueError) as error:
         raise TypeError(f"data must be a sparse matrix of real numbers: {error}") from error
-    bad = np.flatnonzero(~np.isfinite(matrix.data))
-    if bad.size:
-        row = int(np.searchsorted(matrix.indptr, bad[0], side="right") - 1)
+    row = first_bad_sparse_row(matrix)
+    if row >= 0:
         raise ValueError(f"data contains NaN or infinity (first in row {row}).")
-    shape = tuple(map(int, matrix.shape))
-    return ((matrix.data, matrix.indices, matrix.indptr, shape),
-            CSR(matrix.data, matrix.indices, matrix.indptr, shape))
+    arrays = csr_arrays(matrix)
+    return arrays, CSR(*arrays)
 
 
 def _row_target(loglik, data, theta, log_prior, temperature, gradient=None, hessian=None):
