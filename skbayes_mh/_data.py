@@ -134,6 +134,16 @@ class LinearData:
                                     else [values.sum()]])
         return total
 
+    def design_times(self, start, stop, coefficients):
+        """``[x_r, 1] @ coefficients`` for rows ``start..stop-1`` (the 1 with an intercept):
+        ``coefficients`` of shape (block, m) gives (rows, m)."""
+        X = self.rows(start, stop)
+        n_features = X.shape[1]
+        product = np.asarray(X @ coefficients[:n_features])
+        if self.intercept:
+            product = product + coefficients[n_features]
+        return product
+
     def design_gram(self, start, stop, values, diagonal=False):
         """``sum_r values[r] [x_r, 1] [x_r, 1]'`` (block, block), or its diagonal."""
         X = self.rows(start, stop)

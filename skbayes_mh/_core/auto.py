@@ -44,20 +44,20 @@ def choose_acceptance(setting, n_rows, n_params=1):
     return resolve_acceptance(setting)
 
 
-def choose_proposal(setting, acceptance, uses_control_variates, full_covariance,
-                    bounds_proposal):
+def choose_proposal(setting, acceptance, uses_control_variates, shaped, bounds_proposal):
     """``proposal="auto"``: for a sampler on the model's bounds (Firefly, which carries the
     bright rows' gradient), ``bounds_proposal`` (the estimator's choice); Hamiltonian paths
     where a gradient is at hand (every row's for the exact tests, the control variates'
-    proxy for the subsampling tests) and the proposal shape is a full covariance; the
-    random walk otherwise (where the shape is per-coordinate scales a path of diagonally
-    preconditioned leapfrog steps costs ~10x a random-walk step for no better mixing:
+    proxy for the subsampling tests) and the proposal shape has correlations (a full or
+    low-rank-plus-diagonal covariance: ``shaped``); the random walk otherwise (where the
+    shape is per-coordinate scales a path of diagonally preconditioned leapfrog steps costs
+    ~10x a random-walk step for no better mixing:
     docs/choosing.md)."""
     if not is_auto(setting):
         return resolve_proposal(setting)
     if acceptance.needs_bounds:
         return resolve_proposal(bounds_proposal)
-    if full_covariance and (not acceptance.subsampling or uses_control_variates):
+    if shaped and (not acceptance.subsampling or uses_control_variates):
         return resolve_proposal("hmc")
     return resolve_proposal("random_walk")
 

@@ -113,11 +113,11 @@ def fit_posterior(family, data, prior, acceptance, settings, passes=None, starte
                            lipschitz=acceptance.needs_lipschitz)
     if data.weights.size:  # the confidence sampler's range bound scales with it
         target.max_weight = float(data.weights.max())
-    covariance, full, d = target.covariance, target.full_covariance, target.n_params
+    d = target.n_params
     if acceptance.needs_lipschitz and acceptance.lipschitz is None:
         acceptance.set_params(lipschitz=target.lipschitz)  # the model's, shown in acceptance_
     uses_cv = acceptance.uses_control_variates(target)
-    proposal = choose_proposal(settings.proposal, acceptance, uses_cv, full,
+    proposal = choose_proposal(settings.proposal, acceptance, uses_cv, target.shaped,
                                settings.bounds_proposal)
     passes["map_laplace"] = float(target.n_passes)
     sampler_class = sampler_for(acceptance)
@@ -133,7 +133,7 @@ def fit_posterior(family, data, prior, acceptance, settings, passes=None, starte
     # sd instead lands hundreds of posterior sds off along strongly correlated
     # directions (the over-parameterised softmax's class contrasts, as Firefly samples
     # them), where no chain driven by the control variates' proxy accepts a move.
-    start_shape = Shape.from_covariance(covariance, covariance.ndim == 2)
+    start_shape = Shape.from_covariance(target.laplace_covariance)
     thin = choose_thin(settings.thin, acceptance, data.n_rows, d)
     # With thin="auto" the bars count one iteration per draw (thin is chosen later).
     progress = Progress(settings.n_chains, settings.n_warmup + settings.n_draws
@@ -145,8 +145,7 @@ def fit_posterior(family, data, prior, acceptance, settings, passes=None, starte
             sampler, tuners = _chain_sampler(sampler_class, target, acceptance, proposal,
                                              shared, settings.step_size)
             z = np.random.default_rng([int(seed), 1]).standard_normal(d)
-            start = target.mean + (start_shape.factor @ z if start_shape.factor.shape[0]
-                                   else start_shape.diag * z)
+            start = target.mean + start_shape.times(z)
             arguments.append((sampler, start, seed, settings.n_warmup, settings.n_draws, thin,
                               tuners, progress.chain(c), stop))
         try:
@@ -188,7 +187,7 @@ def _chain_sampler(sampler_class, target, acceptance, proposal, shared, step_siz
     d = target.n_params
     auto = is_auto(step_size)
     if auto:
-        shape = Shape.from_covariance(target.covariance, target.full_covariance)
+        shape = Shape.from_covariance(target.laplace_covariance, target.full_covariance)
         scale = proposal.initial_scale(d)
     else:
         shape, scale = Shape.identity(d), float(step_size)

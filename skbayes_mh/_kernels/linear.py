@@ -25,8 +25,9 @@ REASSOCIATE = ("reassoc", "contract")
 @intrinsic
 def row_dot(typingctx, X, i, theta, start):
     """``sum_j X[i, j] theta[start + j]`` for a C-contiguous ``X`` (float64 or float32, summed
-    in float64), emitted inline wherever it is called, its multiplications and additions
-    flagged as reassociable so that LLVM vectorises the loop.
+    in float64) and a C-contiguous ``theta`` (typing fails for any other), emitted inline
+    wherever it is called, its multiplications and additions flagged as reassociable so that
+    LLVM vectorises the loop.
 
     A jitted function with ``fastmath`` would vectorise too, but LLVM inlines it only at some
     call sites, and a call costs more than a short dot product; numba's own inlining drops
@@ -48,7 +49,8 @@ def row_dot(typingctx, X, i, theta, start):
             product = builder.fmul(x, t, flags=REASSOCIATE)
             builder.store(builder.fadd(builder.load(total), product, flags=REASSOCIATE), total)
         return builder.load(total)
-    if not (isinstance(X, types.Array) and X.layout == "C" and X.ndim == 2):
+    if not (isinstance(X, types.Array) and X.layout == "C" and X.ndim == 2
+            and isinstance(theta, types.Array) and theta.layout == "C"):
         return None
     return types.float64(X, types.intp, theta, types.intp), codegen
 

@@ -2,7 +2,11 @@
 the log ratio ``log q(theta | theta') - log q(theta' | theta)`` that enters its test exactly.
 
 The shape ``L`` is a lower-triangular factor (``proposal.factor``) or, when that is empty,
-per-coordinate standard deviations (``proposal.diag``); ``C = L L'``.
+per-coordinate standard deviations ``D = diag(proposal.diag)``, corrected in ``k``
+orthonormal directions (the rows ``u_i`` of ``proposal.basis``, ``(k, d)``) by gains ``g_i``
+(``proposal.gain``): ``L = D (I + sum_i (g_i - 1) u_i u_i')``, so that
+``C = L L' = D (I + sum_i (g_i^2 - 1) u_i u_i') D``, and applying ``L``, ``L'`` or ``L^-1``
+costs ``O(k d)`` (a wide posterior's low-rank-plus-diagonal shape; ``k = 0`` is diagonal).
 
 * ``RANDOM_WALK``: ``theta' = theta + s L z``; symmetric.
 * ``MALA``: ``theta' = theta + s^2 C g / 2 + s L z`` with ``g`` the gradient of the log
@@ -40,12 +44,29 @@ HMC_MAX_STEPS = 256
 
 
 @jit
+def _low_rank_update(proposal, inverse, out):
+    """``out <- (I + sum_i c_i u_i u_i') out`` in place, with ``c_i = g_i - 1`` (``1 / g_i - 1``
+    when ``inverse``). In place is exact because the ``u_i`` are orthonormal: adding along
+    ``u_i`` leaves ``u_j' out`` unchanged for ``j != i``."""
+    basis, gain = proposal.basis, proposal.gain
+    d = out.shape[0]
+    for i in range(basis.shape[0]):
+        c = 1.0 / gain[i] - 1.0 if inverse else gain[i] - 1.0
+        along = c * row_dot(basis, i, out, 0)
+        for a in range(d):
+            out[a] += along * basis[i, a]
+
+
+@jit
 def shape_times(proposal, z, out):
     """``out = L z``."""
     factor = proposal.factor
     if factor.shape[0] == 0:
         for a in range(z.shape[0]):
-            out[a] = proposal.diag[a] * z[a]
+            out[a] = z[a]
+        _low_rank_update(proposal, False, out)
+        for a in range(z.shape[0]):
+            out[a] *= proposal.diag[a]
         return
     # Whole rows (the zeros above the diagonal add nothing), so that the vectorised dot
     # product of linear.py applies: about three times faster at d = 585.
@@ -59,6 +80,7 @@ def shape_solve(proposal, v, out):
     if proposal.factor.shape[0] == 0:
         for a in range(v.shape[0]):
             out[a] = v[a] / proposal.diag[a]
+        _low_rank_update(proposal, True, out)
         return
     lower_solve(proposal.factor, v, out)
 
@@ -71,6 +93,7 @@ def shape_transpose_times(proposal, v, out):
     if factor.shape[0] == 0:
         for a in range(d):
             out[a] = proposal.diag[a] * v[a]
+        _low_rank_update(proposal, False, out)
         return
     # Row by row (``out += v[b] L[b, :b + 1]``): contiguous reads, and a loop LLVM
     # vectorises without reassociating a sum.

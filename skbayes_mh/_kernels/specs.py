@@ -35,10 +35,12 @@ RowSpec = namedtuple("RowSpec", "data weights loglik gradient hessian log_prior"
 #: and the ``power`` the density is raised to (1; ``1 / S`` for one of ``S`` shards).
 Prior = namedtuple("Prior", "kind scales locations means n_outputs block intercept power")
 #: A proposal (``proposals.py``): its kind, scale and shape (a lower-triangular ``factor``,
-#: or per-coordinate ``diag`` when ``factor`` is empty), the reference distribution's
-#: ``mean`` for the autoregressive proposal, and one more ``parameter``: the autoregressive
-#: reference's degrees of freedom (0: Gaussian), or Hamiltonian Monte Carlo's path length.
-Proposal = namedtuple("Proposal", "kind scale factor diag mean parameter")
+#: or per-coordinate ``diag`` when ``factor`` is empty, corrected along the orthonormal rows
+#: of ``basis`` by the ``gain`` factors; ``basis`` has 0 rows for a diagonal shape), the
+#: reference distribution's ``mean`` for the autoregressive proposal, and one more
+#: ``parameter``: the autoregressive reference's degrees of freedom (0: Gaussian), or
+#: Hamiltonian Monte Carlo's path length.
+Proposal = namedtuple("Proposal", "kind scale factor diag basis gain mean parameter")
 #: An acceptance test: which decision kernel, its packed parameters and, for the minibatch
 #: Barker test, the correction distribution (support and cumulative weights).
 Test = namedtuple("Test", "kind params support cdf")
@@ -132,7 +134,7 @@ LINEAR_SPECS = (linear_spec_type(F8), linear_spec_type(F4), linear_spec_type(F8,
 ROW_SPECS = (types.Tuple((DATA, WEIGHTS, LOGLIK, GRADIENT, HESSIAN, LOG_PRIOR)),
              types.Tuple((CSR_MATRIX, WEIGHTS, *user_function_types(SPARSE_DATA), LOG_PRIOR)))
 PRIOR = types.Tuple((I8, IN_VECTOR, IN_VECTOR, IN_VECTOR, I8, I8, I8, F8))
-PROPOSAL = types.Tuple((I8, F8, IN_MATRIX, IN_VECTOR, IN_VECTOR, F8))
+PROPOSAL = types.Tuple((I8, F8, IN_MATRIX, IN_VECTOR, IN_MATRIX, IN_VECTOR, IN_VECTOR, F8))
 TEST = types.Tuple((I8, IN_VECTOR, IN_VECTOR, IN_VECTOR))
 CONTROL_VARIATES = types.Tuple((BOOL, IN_VECTOR, IN_VECTOR, IN_MATRIX, IN_MATRIX, F8, F8, F8, F8))
 FIREFLY_BOUND = types.Tuple((BOUND_COEFFICIENTS, IN_VECTOR, IN_VECTOR, IN_MATRIX, IN_VECTOR, F8,

@@ -43,8 +43,9 @@ def prior_view(prior):
 
 @jit(inline="always")
 def proposal_view(proposal):
-    kind, scale, factor, diag, mean, parameter = proposal
-    return Proposal(kind, scale, borrow(factor), borrow(diag), borrow(mean), parameter)
+    kind, scale, factor, diag, basis, gain, mean, parameter = proposal
+    return Proposal(kind, scale, borrow(factor), borrow(diag), borrow(basis), borrow(gain),
+                    borrow(mean), parameter)
 
 
 @jit(inline="always")

@@ -13,7 +13,7 @@ from .._validation import check_dense_matrix
 from .._kernels.firefly import bound_coefficients
 from .._kernels.passes import linear_derivatives
 from .._kernels.specs import FireflyBound
-from ._optimize import find_map, laplace_covariance, newton_map
+from ._optimize import find_map, laplace_covariance, low_rank_laplace, newton_map
 
 #: Rows of the random subsample whose MAP starts Newton's method on a tall data set.
 MAP_SUBSAMPLE_ROWS = 50_000
@@ -60,6 +60,46 @@ def _derivative_sums(model, theta, order, full, part, begin, end):
         if order >= 2:
             model._add_hessian(part, start, stop, curvatures[:rows], hessian, full)
     return value, gradient, hessian
+
+
+def _prior_scales(prior, theta, fallback=None):
+    """Each coordinate's prior sd from the diagonal of its precision at ``theta`` (where
+    that is 0: ``fallback``, or 1)."""
+    precision = prior.precision(theta, diagonal=True)
+    fallback = np.ones(precision.size) if fallback is None else np.sqrt(fallback)
+    with np.errstate(divide="ignore"):
+        return np.where(precision > 0, 1.0 / np.sqrt(precision), fallback)
+
+
+def _hessian_products(model, theta, vectors, part, begin, end):
+    """The log-likelihood's Hessian at ``theta`` times ``vectors`` (``(d, m)``), summed over
+    rows ``begin..end-1`` of ``part`` (see :meth:`LinearModel.hessian_times`)."""
+    K, E, block = model.n_outputs, model.n_extra, part.block
+    n_u = K + E
+    # About 16 MB of per-row products a thread.
+    size = max(1, min(_chunk_rows(n_u, part.n_rows), 2_000_000 // (n_u * vectors.shape[1])))
+    spec = model.spec(part)
+    product = np.zeros_like(vectors)
+    values = np.empty(size)
+    slopes = np.empty((size, n_u))
+    curvatures = np.empty((size, n_u, n_u))
+    for start, stop in chunks(begin, end, size):
+        rows = stop - start
+        status = linear_derivatives(spec, theta, start, stop, 2, values, slopes, curvatures)
+        if status != STATUS_OK:
+            first = part.row_offset + start
+            raise ValueError(f"The log-likelihood is not finite in rows {first} to "
+                             f"{first + rows - 1} at these parameters.")
+        # Each row's predictors moved along every vector: (rows, K + E, m).
+        moved = np.empty((rows, n_u, vectors.shape[1]))
+        for k in range(K):
+            moved[:, k] = part.design_times(start, stop, vectors[k * block:(k + 1) * block])
+        moved[:, K:] = vectors[K * block:]
+        curved = np.einsum("rab,rbm->ram", curvatures[:rows], moved)
+        for k in range(K):
+            product[k * block:(k + 1) * block] += part.design_sum(start, stop, curved[:, k])
+        product[K * block:] += curved[:, K:].sum(axis=0)
+    return (product,)
 
 
 def _bound_sums(model, tangent, params, tangent_u, part, begin, end):
@@ -290,6 +330,31 @@ class LinearModel:
             check_dense_matrix(theta.size, "the log-likelihood's Hessian")
         return data.sum_parts(partial(_derivative_sums, self, theta, order, full))
 
+    def hessian_times(self, data, theta, vectors):
+        """The Hessian of ``sum_i w_i l_i`` at ``theta`` times ``vectors`` (``(d, m)``), in
+        one pass of ``O(N d m)`` without forming the ``(d, d)`` Hessian."""
+        theta = np.ascontiguousarray(theta, dtype=np.float64)
+        vectors = np.ascontiguousarray(vectors, dtype=np.float64)
+        return data.sum_parts(partial(_hessian_products, self, theta, vectors))[0]
+
+    def low_rank_laplace(self, data, prior, inv_temperature, theta, variances, rank,
+                         random_state=0):
+        """The low-rank-plus-diagonal Laplace covariance at ``theta`` (the MAP): the ``rank``
+        directions in which the tempered likelihood's curvature departs most from the
+        prior's (:func:`~skbayes_mh.models._optimize.low_rank_laplace`); a coordinate
+        without prior curvature is scaled by its diagonal Laplace ``variances``.
+
+        Returns
+        -------
+        covariance : LowRankCovariance
+        n_passes : int
+        """
+        def precision_times(vectors):
+            return (prior.precision_times(theta, vectors)
+                    - inv_temperature * self.hessian_times(data, theta, vectors))
+        return low_rank_laplace(precision_times, _prior_scales(prior, theta, variances), rank,
+                                random_state=random_state)
+
     def _add_hessian(self, data, start, stop, curvature, hessian, full):
         K, E, block = self.n_outputs, self.n_extra, data.block
         for k in range(K):
@@ -372,7 +437,8 @@ class LinearModel:
                 return theta, covariance, n_passes, objective.last
             start = evaluated
         objective = self.negative_log_posterior(data, prior, inv_temperature, full)
-        theta, hessian, passes = find_map(objective, start, full, smooth)
+        theta, hessian, passes = find_map(objective, start, full, smooth,
+                                          scale=_prior_scales(prior, start))
         covariance, _ = laplace_covariance(hessian)
         reference = objective.last if full and objective.last is not None and np.array_equal(
             objective.last[0], theta) else None

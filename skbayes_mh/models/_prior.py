@@ -69,13 +69,13 @@ class BuiltinPrior:
         value = log_prior_and_gradient(self.as_named(), theta, want_grad, gradient)
         return value, gradient
 
-    def precision(self, theta, diagonal=False):
-        """``-d^2 log p / d theta^2`` at ``theta`` (``(d, d)``, or its diagonal ``(d,)`` with
-        ``diagonal``): exact for Gaussian priors; a Laplace prior (no curvature away from 0)
-        counts as the Gaussian of the same scale, which keeps the Laplace approximation well
-        conditioned."""
+    def _precision_terms(self, theta):
+        """The precision as a diagonal ``(d,)`` plus rank-one terms ``w u u'``: a list of
+        ``(w, start, stop)`` with ``u = [means, 1]`` on coordinates ``start..stop-1`` (a
+        centred intercept's prior, on ``b + means . w``), zero elsewhere."""
         d = self.n_params
-        precision = np.zeros(d if diagonal else (d, d))
+        diagonal = np.zeros(d)
+        rank_ones = []
         n_base = d - 1 if self.kind & LOG_SCALE else d
         if self.kind & 3:
             inverse_square = 1.0 / self.scales[:n_base] ** 2
@@ -83,24 +83,36 @@ class BuiltinPrior:
             for k in range(n_base):
                 in_block = k < self.n_outputs * self.block
                 if centred and in_block and k % self.block == self.block - 1:
-                    # The intercept at the feature means: b + means . w.
-                    start = k - (self.block - 1)
-                    direction = np.zeros(d)
-                    direction[start:k] = self.means
-                    direction[k] = 1.0
-                    precision += inverse_square[k] * (direction**2 if diagonal
-                                                      else np.outer(direction, direction))
-                elif diagonal:
-                    precision[k] += inverse_square[k]
+                    rank_ones.append((inverse_square[k], k - (self.block - 1), k + 1))
                 else:
-                    precision[k, k] += inverse_square[k]
+                    diagonal[k] += inverse_square[k]
         if self.kind & LOG_SCALE:
-            curvature = np.exp(theta[d - 1]) / self.scales[d - 1]
+            diagonal[d - 1] += np.exp(theta[d - 1]) / self.scales[d - 1]
+        return diagonal, rank_ones
+
+    def precision(self, theta, diagonal=False):
+        """``-d^2 log p / d theta^2`` at ``theta`` (``(d, d)``, or its diagonal ``(d,)`` with
+        ``diagonal``): exact for Gaussian priors; a Laplace prior (no curvature away from 0)
+        counts as the Gaussian of the same scale, which keeps the Laplace approximation well
+        conditioned."""
+        diag, rank_ones = self._precision_terms(theta)
+        precision = diag if diagonal else np.diag(diag)
+        for weight, start, stop in rank_ones:
+            direction = np.append(self.means, 1.0)
             if diagonal:
-                precision[d - 1] += curvature
+                precision[start:stop] += weight * direction**2
             else:
-                precision[d - 1, d - 1] += curvature
+                precision[start:stop, start:stop] += weight * np.outer(direction, direction)
         return self.power * precision
+
+    def precision_times(self, theta, vectors):
+        """The precision at ``theta`` times ``vectors`` of shape (d, m), in ``O(d m)``."""
+        diag, rank_ones = self._precision_terms(theta)
+        product = diag[:, None] * vectors
+        for weight, start, stop in rank_ones:
+            direction = np.append(self.means, 1.0)
+            product[start:stop] += weight * np.outer(direction, direction @ vectors[start:stop])
+        return self.power * product
 
 
 def gaussian_or_laplace(name):

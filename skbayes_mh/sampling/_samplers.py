@@ -1,7 +1,7 @@
 """The samplers, each a small object over one numba loop: ``init(theta) -> state`` and
 ``run(state, n_iter, rng) -> per-iteration info``, with explicit state and the tunable
 parameters (scale, shape, ``q_db``) as attributes that warm-up tuners adjust."""
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -11,6 +11,7 @@ from .._kernels.firefly import EXPLICIT, IMPLICIT, firefly_initialise, firefly_l
 from .._kernels.mh import mh_linear, mh_rows
 from .._kernels.specs import BrightnessUpdate, Trace
 from .._kernels.pool import DENSE_POOL_MAX_ROWS, new_pool
+from ..models._optimize import LowRankCovariance
 from ._target import control_variates, no_control_variates
 
 
@@ -31,16 +32,23 @@ def raise_for_status(status, where):
 @dataclass
 class Shape:
     """A proposal shape ``L``: a lower-triangular ``factor`` (``(d, d)``), or per-coordinate
-    scales ``diag`` (``(d,)``) with an empty factor."""
+    scales ``diag`` (``(d,)``) with an empty factor, corrected along the ``k`` orthonormal rows
+    of ``basis`` (``(k, d)``; 0 rows: diagonal) by ``gain`` (``(k,)``):
+    ``L = diag(diag) (I + basis' diag(gain - 1) basis)`` (``_kernels/proposals.py``)."""
 
     factor: np.ndarray
     diag: np.ndarray
+    basis: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    gain: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     @classmethod
     def from_covariance(cls, covariance, full=True):
         """``L`` with ``L L' = covariance`` (its Cholesky factor), or the square roots of its
         diagonal when not ``full`` or when it is given as variances. A covariance that is not
-        positive definite falls back to its diagonal."""
+        positive definite falls back to its diagonal. A
+        :class:`~skbayes_mh.models._optimize.LowRankCovariance` gives its own factor."""
+        if isinstance(covariance, LowRankCovariance):
+            return cls(np.zeros((0, 0)), covariance.sd, covariance.basis, covariance.gain)
         covariance = np.asarray(covariance, dtype=np.float64)
         if covariance.ndim == 2 and full:
             try:
@@ -54,10 +62,20 @@ class Shape:
     def identity(cls, n_params):
         return cls(np.zeros((0, 0)), np.ones(n_params))
 
+    def times(self, z):
+        """``L z`` for ``z`` of shape (d,)."""
+        if self.factor.shape[0]:
+            return self.factor @ z
+        if self.basis.shape[0]:
+            z = z + self.basis.T @ ((self.gain - 1) * (self.basis @ z))
+        return self.diag * z
+
     def scales(self):
         """Each coordinate's standard deviation under ``L L'``."""
         if self.factor.shape[0]:
             return np.sqrt(np.sum(self.factor**2, axis=1))
+        if self.basis.shape[0]:
+            return self.diag * np.sqrt(1.0 + (self.gain**2 - 1) @ self.basis**2)
         return self.diag.copy()
 
 
@@ -178,7 +196,7 @@ class MetropolisHastings:
         target = self.target
         if not (shaped and self.proposal.tunes_shape):
             return []
-        return [ShapeTuner(target.covariance, target.full_covariance, target.mean)]
+        return [ShapeTuner(target.laplace_covariance, target.full_covariance, target.mean)]
 
     @property
     def target_acceptance_rate(self):
@@ -202,7 +220,8 @@ class MetropolisHastings:
 
     def proposal_tuple(self):
         return (int(self.proposal._kernel_id), self.scale, self.shape.factor, self.shape.diag,
-                self.reference_mean, self.proposal.kernel_parameter())
+                self.shape.basis, self.shape.gain, self.reference_mean,
+                self.proposal.kernel_parameter())
 
     def run(self, state, n_iter, rng, where="sampling"):
         """Run ``n_iter`` iterations from ``state`` (updated in place).
@@ -328,7 +347,8 @@ class FireflySampler:
 
     def proposal_tuple(self):
         return (int(self.proposal._kernel_id), self.scale, self.shape.factor, self.shape.diag,
-                self.reference_mean, self.proposal.kernel_parameter())
+                self.shape.basis, self.shape.gain, self.reference_mean,
+                self.proposal.kernel_parameter())
 
     def init(self, theta, rng):
         """Start at ``theta`` with every ``z_n`` drawn from ``p(z_n | theta)`` (N queries)."""

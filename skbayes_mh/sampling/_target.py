@@ -10,7 +10,8 @@ from .._kernels.passes import row_sums
 from .._data import multiply, sum_each_row
 from .._passes import PASS_CHUNK, chunks, sum_stripes
 from .._validation import check_dense_matrix
-from ..models._optimize import full_covariance_affordable
+from ..models._optimize import (LowRankCovariance, full_covariance_affordable,
+                                low_rank_directions)
 
 
 @dataclass
@@ -30,6 +31,9 @@ class Target:
     mean, covariance : ndarray or None
         The Laplace approximation at the MAP (covariance ``(d, d)``, or ``(d,)`` variances
         above the full-covariance size), when one was computed.
+    low_rank : LowRankCovariance or None
+        Above the full-covariance size, where affordable: the Laplace covariance as
+        low-rank-plus-diagonal (``covariance`` then holds its variances).
     lipschitz : float or None
         A per-row Lipschitz constant of the log-likelihood in theta (Euclidean), if any.
     has_gradient, has_hessian : bool
@@ -54,6 +58,7 @@ class Target:
     data: object = None
     mean: np.ndarray = None
     covariance: np.ndarray = None
+    low_rank: LowRankCovariance = None
     lipschitz: float = None
     has_gradient: bool = True
     has_hessian: bool = True
@@ -62,18 +67,31 @@ class Target:
     extra: dict = field(default_factory=dict)
 
     @classmethod
-    def linear(cls, model, data, prior, inv_temperature=1.0, full=None, lipschitz=False):
+    def linear(cls, model, data, prior, inv_temperature=1.0, full=None, lipschitz=False,
+               low_rank=None):
         """The tempered posterior of a linear-predictor model, with its MAP and Laplace
         approximation (full when ``full``; None: where
-        :func:`~skbayes_mh.models._optimize.full_covariance_affordable` says), and with ``lipschitz`` its per-row Lipschitz constant (one more pass).
+        :func:`~skbayes_mh.models._optimize.full_covariance_affordable` says, else
+        low-rank-plus-diagonal with as many directions as
+        :func:`~skbayes_mh.models._optimize.low_rank_directions` affords, or ``low_rank``
+        directions when given), and with ``lipschitz`` its per-row Lipschitz constant (one
+        more pass).
         The log-likelihood's gradient and Hessian at the MAP, from the last pass of the
         search, are kept for the control variates."""
         d = model.n_params(data)
+        if low_rank is None and full is None and not full_covariance_affordable(data.n_rows, d):
+            row_cost = data.X.nnz / max(1, data.n_rows) if data.sparse else data.n_features
+            low_rank = low_rank_directions(data.n_rows, d, model.n_outputs * row_cost)
         full = full_covariance_affordable(data.n_rows, d) if full is None else bool(full)
         theta_map, covariance, n_passes, reference = model.laplace(data, prior,
                                                                    inv_temperature, full)
         target = cls("linear", model.spec(data), prior, float(inv_temperature), data.n_rows, d,
                      model, data, theta_map, covariance, n_passes=n_passes)
+        if low_rank and not full:
+            target.low_rank, passes = model.low_rank_laplace(
+                data, prior, inv_temperature, theta_map, covariance, int(low_rank))
+            target.covariance = target.low_rank.variances()
+            target.n_passes += passes
         if reference is not None:
             target.extra["reference"] = reference
         if lipschitz:
@@ -94,6 +112,18 @@ class Target:
     def full_covariance(self):
         """Whether the Laplace covariance is a full matrix (not variances)."""
         return self.covariance is not None and np.ndim(self.covariance) == 2
+
+    @property
+    def shaped(self):
+        """Whether the Laplace covariance has correlations (full or low-rank), which a
+        proposal can follow."""
+        return self.full_covariance or self.low_rank is not None
+
+    @property
+    def laplace_covariance(self):
+        """The Laplace covariance in the richest form at hand, for
+        :meth:`~skbayes_mh.sampling.Shape.from_covariance`: ``low_rank``, else ``covariance``."""
+        return self.low_rank if self.low_rank is not None else self.covariance
 
     @property
     def covariance_matrix(self):

@@ -3,6 +3,7 @@ parameters; everything is frozen before the first kept draw, so the kept chain i
 time-homogeneous Markov chain."""
 import numpy as np
 
+from ..models._optimize import LowRankCovariance
 from ._samplers import Shape, auto_q_db
 
 #: The proposal shape is re-estimated after these fractions of the warm-up, each time from
@@ -28,10 +29,19 @@ class ShapeTuner:
     """Adaptive Metropolis (Haario, Saksman and Tamminen 2001): the covariance of the warm-up
     draws, shrunk toward the initial covariance by how many accepted moves stand behind it
     (``n_moves / (n_moves + 20 d)``: early, correlated draws say little about the shape),
-    becomes the proposal shape at the :data:`SHAPE_UPDATES` fractions of the warm-up."""
+    becomes the proposal shape at the :data:`SHAPE_UPDATES` fractions of the warm-up.
+
+    A low-rank-plus-diagonal initial covariance
+    (:class:`~skbayes_mh.models._optimize.LowRankCovariance`) keeps its directions and
+    gains: the draws' variances, shrunk in the same way, rescale its diagonal (a few hundred
+    draws cannot estimate thousands of correlations)."""
 
     def __init__(self, initial_covariance, full, initial_mean=None):
         self.center = None if initial_mean is None else np.asarray(initial_mean, dtype=float)
+        self.low_rank = None
+        if isinstance(initial_covariance, LowRankCovariance):
+            self.low_rank, full = initial_covariance, False
+            initial_covariance = initial_covariance.variances()
         covariance = np.asarray(initial_covariance, dtype=np.float64)
         if full and covariance.ndim == 1:
             covariance = np.diag(covariance)
@@ -62,6 +72,10 @@ class ShapeTuner:
         else:
             covariance = draws.var(axis=0)
         covariance = weight * covariance + (1 - weight) * self.initial
+        if self.low_rank is not None:
+            low_rank = self.low_rank
+            covariance = LowRankCovariance(low_rank.sd * np.sqrt(covariance / self.initial),
+                                           low_rank.basis, low_rank.gain)
         sampler.shape = Shape.from_covariance(covariance, self.full)
         if sampler.proposal.around_reference:
             # pCN is reversible with respect to its reference N(m, L L'): the warm-up's mean

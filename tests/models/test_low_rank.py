@@ -1,0 +1,146 @@
+"""The low-rank-plus-diagonal Laplace approximation of wide posteriors: every family's
+Hessian-times-vectors pass against its full Hessian (dense and sparse rows), the prior's
+precision products, the randomized eigen-decomposition against the exact inverse, and the
+``"auto"`` choice of that shape (with Hamiltonian paths) where a full covariance is not
+affordable."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from skbayes_mh._data import kernel_csr
+from skbayes_mh._validation import read_only
+from skbayes_mh.models import FAMILIES, LinearData
+from skbayes_mh.models._optimize import LowRankCovariance, low_rank_laplace
+from skbayes_mh.models._prior import GAUSSIAN, BuiltinPrior
+from skbayes_mh.sampling import Shape, Target
+
+#: Constructor arguments of the families that take some.
+EXAMPLES = {"SoftmaxModel": dict(n_outputs=3), "CentredSoftmaxModel": dict(n_classes=4),
+            "StudentTModel": dict(nu=4.0)}
+
+
+def _family_data(family, sparse, n_rows=80, n_features=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_rows, n_features))
+    X[rng.random(X.shape) < 0.5] = 0.0  # half the entries zero: a real sparse pattern
+    if family.outcome == "classes":
+        y = rng.integers(0, max(family.n_blocks, 2), size=n_rows).astype(float)
+    elif family.outcome == "counts":
+        y = rng.poisson(2.0, size=n_rows).astype(float)
+    else:
+        y = X @ rng.normal(size=n_features) + rng.standard_t(4, size=n_rows)
+    X = kernel_csr(sp.csr_array(X)) if sparse else read_only(X)
+    return LinearData(X, read_only(y), read_only(np.zeros(0)), True)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_hessian_times_vectors_is_the_full_hessian_times_them(name, sparse):
+    family = FAMILIES[name](**EXAMPLES.get(name, {}))
+    data = _family_data(family, sparse)
+    d = family.n_params(data)
+    rng = np.random.default_rng(1)
+    theta = 0.3 * rng.normal(size=d)
+    vectors = rng.normal(size=(d, 7))
+    hessian = family.loglik_derivatives(data, theta, 2, full=True)[2]
+    np.testing.assert_allclose(family.hessian_times(data, theta, vectors), hessian @ vectors,
+                               rtol=1e-10, atol=1e-10 * np.abs(hessian).max())
+
+
+def test_prior_precision_times_vectors():
+    means = np.array([3.0, -1.0])
+    scales = np.array([1.0, 2.0, 5.0, 0.5, 1.5, 4.0])
+    prior = BuiltinPrior(GAUSSIAN, scales, means=means, n_outputs=2, block=3, intercept=True)
+    theta = np.array([0.2, -0.4, 1.0, 0.7, 0.1, -2.0])
+    vectors = np.random.default_rng(2).normal(size=(6, 4))
+    np.testing.assert_allclose(prior.precision_times(theta, vectors),
+                               prior.precision(theta) @ vectors, rtol=1e-12, atol=1e-12)
+
+
+def _dense(covariance):
+    """A LowRankCovariance as a (d, d) matrix."""
+    U, g, D = covariance.basis, covariance.gain, np.diag(covariance.sd)
+    return D @ (np.eye(covariance.sd.size) + U.T @ np.diag(g**2 - 1) @ U) @ D
+
+
+def test_randomized_low_rank_laplace_is_exact_for_a_low_rank_likelihood():
+    # H = P + B B' with B of rank 6: the 6 directions found make the covariance H^-1 exactly.
+    rng = np.random.default_rng(3)
+    d, r = 60, 6
+    prior_precision = rng.uniform(0.5, 4.0, size=d)
+    B = rng.normal(size=(d, r)) * np.array([30.0, 10.0, 5.0, 2.0, 1.0, 0.5])
+    H = np.diag(prior_precision) + B @ B.T
+    covariance, passes = low_rank_laplace(lambda V: H @ V, 1 / np.sqrt(prior_precision), r)
+    assert passes == 3
+    np.testing.assert_allclose(covariance.basis @ covariance.basis.T, np.eye(r), atol=1e-12)
+    np.testing.assert_allclose(_dense(covariance), np.linalg.inv(H), rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(covariance.variances(), np.diag(np.linalg.inv(H)), rtol=1e-8)
+
+
+def test_low_rank_shape_factor_and_scales():
+    rng = np.random.default_rng(4)
+    d, k = 9, 3
+    basis = np.linalg.qr(rng.normal(size=(d, k)))[0].T.copy()
+    covariance = LowRankCovariance(rng.uniform(0.5, 2.0, d), basis, np.array([0.1, 3.0, 0.7]))
+    shape = Shape.from_covariance(covariance)
+    L = np.column_stack([shape.times(e) for e in np.eye(d)])
+    np.testing.assert_allclose(L @ L.T, _dense(covariance), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(shape.scales(), np.sqrt(np.diag(_dense(covariance))), rtol=1e-12)
+
+
+def _logistic_data(n_rows=400, n_features=24, seed=5):
+    rng = np.random.default_rng(seed)
+    # Correlated features: the posterior is far from its diagonal.
+    X = rng.normal(size=(n_rows, 4)) @ rng.normal(size=(4, n_features))
+    X += 0.3 * rng.normal(size=X.shape)
+    y = (rng.random(n_rows) < 1 / (1 + np.exp(-X @ rng.normal(size=n_features) / 4)))
+    return X, y.astype(float)
+
+
+def test_a_low_rank_laplace_with_every_direction_is_the_full_laplace():
+    X, y = _logistic_data()
+    data = LinearData(read_only(X), read_only(y), read_only(np.zeros(0)), True)
+    family = FAMILIES["LogisticModel"]()
+    d = family.n_params(data)
+    prior = BuiltinPrior(GAUSSIAN, np.full(d, 2.0), n_outputs=1, block=data.block,
+                         intercept=True)
+    full = Target.linear(family, data, prior, full=True)
+    low = Target.linear(family, data, prior, full=False, low_rank=d)
+    assert low.low_rank is not None and low.shaped and not low.full_covariance
+    # The wide MAP search (L-BFGS) stops within a hundredth of a posterior sd.
+    sd = np.sqrt(np.diag(full.covariance))
+    assert np.all(np.abs(low.mean - full.mean) < 0.01 * sd)
+    np.testing.assert_allclose(_dense(low.low_rank), full.covariance, rtol=1e-3,
+                               atol=1e-3 * np.abs(full.covariance).max())
+    np.testing.assert_allclose(low.covariance, np.diag(full.covariance), rtol=1e-3)
+
+
+def test_auto_takes_a_low_rank_shape_and_hamiltonian_paths_beyond_the_full_size(monkeypatch):
+    from skbayes_mh import MinibatchMHLogisticRegression
+    from skbayes_mh.models import _optimize
+
+    X, y = _logistic_data()
+    monkeypatch.setattr(_optimize, "FULL_COVARIANCE_MAX_DIM", 10)
+    clf = MinibatchMHLogisticRegression(n_draws=50, n_warmup=50, random_state=0).fit(X, y)
+    assert clf.proposal_.name == "hmc"
+    # The data passes record the low-rank search (three block passes beyond the MAP's).
+    assert clf.data_passes_["map_laplace"] >= 3
+
+
+def test_a_low_rank_fit_samples_the_full_covariance_fits_posterior(monkeypatch):
+    # The same posterior through Hamiltonian paths shaped by the full Laplace covariance and
+    # by a low-rank-plus-diagonal one with 8 directions (of 24: what the correlated features
+    # inform), within Monte Carlo error.
+    from skbayes_mh import MinibatchMHLogisticRegression
+    from skbayes_mh.models import _optimize
+
+    from _models import assert_same_posterior
+
+    X, y = _logistic_data()
+    settings = dict(n_draws=1000, n_warmup=500, random_state=1)
+    full = MinibatchMHLogisticRegression(**settings).fit(X, y)
+    monkeypatch.setattr(_optimize, "FULL_COVARIANCE_MAX_DIM", 10)
+    monkeypatch.setattr(_optimize, "LOW_RANK_MAX_RANK", 8)
+    low = MinibatchMHLogisticRegression(**settings).fit(X, y)
+    assert low.proposal_.name == full.proposal_.name == "hmc"
+    assert_same_posterior(full, low)
