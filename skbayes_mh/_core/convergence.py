@@ -13,9 +13,31 @@ from .. import diagnostics
 MAX_RHAT = 1.01
 #: ... or its bulk effective sample size is below this many per chain (Vehtari et al. 2021).
 MIN_ESS_PER_CHAIN = 100
+#: A fit warns when its MAP search found, from its several starts, another mode within this
+#: many nats of the highest's log posterior: a handful of rows can make a gap that size (20
+#: rows far out in X make 29 nats between a Student-t regression's two modes), so the other
+#: mode may hold the answer a user expects. Farther modes hold no mass worth sampling.
+MODE_WARNING_NATS = 100.0
 #: Firefly warns when its chains kept more than this fraction of the rows bright on average
 #: (each bright row is a likelihood query per iteration: the bounds are too loose to pay).
 FIREFLY_MAX_BRIGHT_FRACTION = 0.5
+
+
+def warn_separated_modes(modes, name, stacklevel=5):
+    """A :class:`ConvergenceWarning` when the MAP search found distinct modes (their negative
+    log posteriors ``modes``, lowest first) within :data:`MODE_WARNING_NATS` of each other."""
+    gaps = [value - modes[0] for value in modes[1:] if value - modes[0] <= MODE_WARNING_NATS]
+    if not gaps:
+        return
+    warnings.warn(
+        f"{name}: the MAP search found {len(gaps) + 1} separated modes of the posterior; the "
+        f"chains start in the highest, and the other{'s are' if len(gaps) > 1 else ' is'} "
+        + ", ".join(f"{gap:.1f}" for gap in gaps)
+        + " nats lower in log posterior, so the chains may not visit "
+        + ("them" if len(gaps) > 1 else "it")
+        + ". A mode that close can hold the answer you expect: rows far out in X (high "
+        "leverage) often make one. Check such rows, or refit without them and compare.",
+        ConvergenceWarning, stacklevel=stacklevel)
 
 
 def diagnose(posterior, name, stacklevel):

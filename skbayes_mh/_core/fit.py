@@ -15,6 +15,7 @@ from sklearn.utils import Bunch
 from ..sampling import (Progress, ScaleTuner, Shape, Target, chain_seeds, continue_chain,
                         interruptible, run_chain, run_in_parallel, sampler_for)
 from .auto import choose_proposal, choose_thin, is_auto
+from .convergence import warn_separated_modes
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,7 @@ def fit_posterior(family, data, prior, acceptance, settings, passes=None, starte
         family.check_bounds()
     target = Target.linear(family, data, prior, 1.0 / float(settings.temperature),
                            lipschitz=acceptance.needs_lipschitz)
+    warn_separated_modes(target.extra.get("modes", []), settings.name)
     if data.weights.size:  # the confidence sampler's range bound scales with it
         target.max_weight = float(data.weights.max())
     d = target.n_params

@@ -17,6 +17,9 @@ from ._optimize import find_map, laplace_covariance, low_rank_laplace, newton_ma
 
 #: Rows of the random subsample whose MAP starts Newton's method on a tall data set.
 MAP_SUBSAMPLE_ROWS = 50_000
+#: Two searches of the MAP from different starts whose negative log posteriors differ by
+#: more than this ended in different modes (one mode's searches agree to about 1e-6).
+DISTINCT_MODE_NATS = 0.01
 #: Up to this many rows Firefly keeps each row's linear predictors at the bounds' tangent
 #: (8 bytes a row per output); above, a query computes them again.
 TANGENT_CACHE_MAX_ROWS = 1 << 20
@@ -295,6 +298,49 @@ class LinearModel:
         """Where the MAP search starts."""
         return np.zeros(self.n_params(data))
 
+    def initial_thetas(self, data, prior):
+        """Every start of the MAP search (the search keeps the best log posterior found from
+        them): by default :meth:`initial_theta` alone; families whose likelihood can have
+        several modes give more (``docs/estimators.md``)."""
+        return [self.initial_theta(data, prior)]
+
+    def _best_start(self, data, prior, inv_temperature, full, smooth, starts, random_state):
+        """The point of highest log posterior among the MAP searches from each of
+        ``starts``, run on a random subsample of ``MAP_SUBSAMPLE_ROWS`` rows (reweighted to
+        N) when N is larger than twice that, else on every row.
+
+        Returns
+        -------
+        start : ndarray of shape (d,)
+        n_passes : float
+            Full-data passes spent (a subsample's as a fraction).
+        modes : list of float
+            The negative log posterior (on the searched rows) of each distinct mode found
+            (values more than :data:`DISTINCT_MODE_NATS` apart), lowest first.
+        """
+        part = (data if data.n_rows <= 2 * MAP_SUBSAMPLE_ROWS
+                else data.subsample(MAP_SUBSAMPLE_ROWS, random_state))
+        objective = self.negative_log_posterior(part, prior, inv_temperature, full)
+        best, best_value, n_passes, values = None, np.inf, 0.0, []
+        for start in starts:
+            try:
+                theta, _, passes = find_map(objective, start, full, smooth,
+                                            scale=_prior_scales(prior, start))
+                value = objective(theta, 1)[0]
+            except (ValueError, np.linalg.LinAlgError):
+                continue  # a start whose search fails (a non-finite likelihood) is dropped
+            n_passes += (passes + 1) * part.n_rows / data.n_rows
+            values.append(value)
+            if value < best_value or best is None:
+                best, best_value = theta, value
+        modes = []
+        for value in sorted(values):
+            if not modes or value - modes[-1] > DISTINCT_MODE_NATS:
+                modes.append(float(value))
+        if best is None:  # every search failed: the first start, for the usual error
+            return starts[0], n_passes, modes
+        return best, n_passes, modes
+
     def lipschitz(self, max_row_norm):
         """A per-row Lipschitz constant of ``l_i`` in theta (Euclidean), from the largest
         ``|[x_i, 1]|``; None when the likelihood has none."""
@@ -408,6 +454,10 @@ class LinearModel:
         passes; the trust-region method where Newton's does not converge. Otherwise
         L-BFGS (a Laplace prior is not differentiable at 0) or the diagonal.
 
+        With several starts (:meth:`initial_thetas`) it searches from each and goes on from
+        the best; ``self.searched_modes`` lists the negative log posterior of each distinct
+        mode found, lowest first (empty with one start).
+
         Returns
         -------
         theta_map : ndarray of shape (d,)
@@ -420,10 +470,13 @@ class LinearModel:
             posterior sd of ``theta_map``): the control variates' centre, at no extra pass.
         """
         smooth = not (prior.kind & 3 == 2)  # a Laplace prior is not differentiable at 0
-        start = self.initial_theta(data, prior) if theta0 is None else theta0
-        n_passes = 0.0
+        starts = self.initial_thetas(data, prior) if theta0 is None else [theta0]
+        start, n_passes, self.searched_modes = starts[0], 0.0, []
+        if len(starts) > 1:
+            start, n_passes, self.searched_modes = self._best_start(
+                data, prior, inv_temperature, full, smooth, starts, random_state)
         if smooth and full:
-            if data.n_rows > 2 * MAP_SUBSAMPLE_ROWS:
+            if data.n_rows > 2 * MAP_SUBSAMPLE_ROWS and len(starts) == 1:
                 subset = data.subsample(MAP_SUBSAMPLE_ROWS, random_state)
                 start, _, sub_passes = find_map(
                     self.negative_log_posterior(subset, prior, inv_temperature, full), start,

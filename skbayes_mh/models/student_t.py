@@ -120,6 +120,57 @@ def _least_absolute_deviations(design, y, coef, ridge):
     return coef, residual
 
 
+#: Least trimmed squares (the high-breakdown start): at most this many columns (each
+#: elemental subset is that many rows) ...
+HIGH_BREAKDOWN_MAX_COLUMNS = 100
+#: ... this many random elemental subsets, each improved by two concentration steps, on up
+#: to ``HIGH_BREAKDOWN_ROWS`` evenly spaced rows of the start's rows; the best then
+#: concentrated to convergence on all of them.
+HIGH_BREAKDOWN_SUBSETS = 100
+HIGH_BREAKDOWN_ROWS = 2_000
+HIGH_BREAKDOWN_STEPS = 30
+
+
+def _trimmed_fit(design, y, coef, h, steps):
+    """Concentration steps (Rousseeuw and Van Driessen 2006): least squares on the ``h``
+    rows of smallest squared residual under ``coef``, ``steps`` times or until the rows no
+    longer change. Returns the coefficients and the sum of the ``h`` smallest squared
+    residuals."""
+    kept = None
+    for _ in range(steps):
+        squared = (y - design @ coef) ** 2
+        rows = np.sort(np.argpartition(squared, h - 1)[:h])
+        if kept is not None and np.array_equal(rows, kept):
+            break
+        kept = rows
+        coef = np.linalg.lstsq(design[rows], y[rows], rcond=None)[0]
+    squared = (y - design @ coef) ** 2
+    return coef, float(np.partition(squared, h - 1)[:h].sum())
+
+
+def _least_trimmed_squares(design, y, random_state=0):
+    """Least trimmed squares (the fit minimising the sum of the ``h = (n + p + 1) / 2``
+    smallest squared residuals, breakdown point about one half): the best of
+    :data:`HIGH_BREAKDOWN_SUBSETS` exact fits to ``p`` random rows, each concentrated
+    twice on up to :data:`HIGH_BREAKDOWN_ROWS` rows, concentrated to convergence on all
+    ``n`` rows (FAST-LTS's scheme, seeded). Returns the coefficients and every row's
+    residual."""
+    n, p = design.shape
+    rng = np.random.default_rng(random_state)
+    search = np.linspace(0, n - 1, min(n, HIGH_BREAKDOWN_ROWS)).astype(np.int64)
+    small_design, small_y = design[search], y[search]
+    h_small = min(search.size, (search.size + p + 1) // 2)
+    best, best_value = None, np.inf
+    for _ in range(HIGH_BREAKDOWN_SUBSETS):
+        rows = rng.choice(search.size, size=min(p, search.size), replace=False)
+        coef = np.linalg.lstsq(small_design[rows], small_y[rows], rcond=None)[0]
+        coef, value = _trimmed_fit(small_design, small_y, coef, h_small, 2)
+        if value < best_value:
+            best, best_value = coef, value
+    coef, _ = _trimmed_fit(design, y, best, min(n, (n + p + 1) // 2), HIGH_BREAKDOWN_STEPS)
+    return coef, y - design @ coef
+
+
 class StudentTModel(LinearModel):
     """Student-t regression with ``nu`` degrees of freedom and a sampled scale
     (``log_scale=None``, one extra parameter) or a fixed one."""
@@ -146,16 +197,10 @@ class StudentTModel(LinearModel):
     def params(self):
         return np.array([self.nu, 0.0 if self.fixed_log_scale is None else self.fixed_log_scale])
 
-    def initial_theta(self, data, prior):
-        """A robust start: least squares (in one pass, lightly ridged so that it always
-        exists), refined toward least absolute deviations by iteratively reweighted least
-        squares on up to :data:`ROBUST_START_ROWS` evenly spaced rows, and the log of the
-        residuals' scaled median absolute deviation.
-
-        Least squares alone is dragged by gross outliers (5% of ``y`` at 1e8 put it, and
-        the MAP found from it, in a mode of coefficients near 1e6); absolute deviations
-        are not, so the Student-t MAP is sought from the bulk of the data.
-        """
+    def _start_rows(self, data):
+        """Least squares on every row (in one pass, lightly ridged so that it always exists)
+        and up to :data:`ROBUST_START_ROWS` evenly spaced rows as ``(design, y)`` (the
+        design with its column of ones): ``(coef, ridge, design, y)``."""
         block = data.block
         gram, moment = data.sum_parts(_normal_equations)
         ridge = 1e-8 * max(np.trace(gram) / block, 1e-300)
@@ -169,7 +214,41 @@ class StudentTModel(LinearModel):
             design = np.asarray(X, dtype=float)
             if data.intercept:
                 design = np.column_stack([design, np.ones(design.shape[0])])
-        y = np.asarray(y, dtype=float)
+        return coef, ridge, design, np.asarray(y, dtype=float)
+
+    def _theta(self, data, coef, residual, typical):
+        """The parameters for ``coef``, with the log of the residuals' scaled median
+        absolute deviation as the log-scale (when it is sampled)."""
+        theta = np.zeros(self.n_params(data))
+        theta[:data.block] = coef
+        if self.fixed_log_scale is None:
+            spread = np.median(np.abs(residual - np.median(residual))) / 0.6745
+            theta[-1] = np.log(max(spread, 1e-3 * typical, 1e-300))
+        return theta
+
+    def initial_theta(self, data, prior):
+        """A robust start: least squares refined toward least absolute deviations by
+        iteratively reweighted least squares on up to :data:`ROBUST_START_ROWS` evenly
+        spaced rows, and the log of the residuals' scaled median absolute deviation.
+
+        Least squares alone is dragged by gross outliers (5% of ``y`` at 1e8 put it, and
+        the MAP found from it, in a mode of coefficients near 1e6); absolute deviations
+        are not, so the Student-t MAP is sought from the bulk of the data.
+        """
+        return self.initial_thetas(data, prior)[0]
+
+    def initial_thetas(self, data, prior):
+        """Three starts, the MAP search keeping the best log posterior found from them:
+        least absolute deviations (see :meth:`initial_theta`); least trimmed squares
+        (:func:`_least_trimmed_squares`, dense data with at most
+        :data:`HIGH_BREAKDOWN_MAX_COLUMNS` columns), which ignores up to half of the rows,
+        high-leverage ones included, where absolute deviations are still dragged by rows
+        whose features are far out; and the prior mean (coefficients 0).
+
+        Raises ``ValueError`` when y is a linear function of X (the posterior of the noise
+        scale is then improper).
+        """
+        coef, ridge, design, y = self._start_rows(data)
         residual = y - design @ coef
         typical = np.std(y)
         if (self.fixed_log_scale is None and np.sqrt(np.mean(residual**2))
@@ -178,13 +257,12 @@ class StudentTModel(LinearModel):
                 "y is a linear function of X (the least-squares residuals vanish up to "
                 "rounding): the posterior of the noise scale is then improper (it "
                 "piles up at 0). Fix `scale`, or check y for a copy of a feature.")
-        coef, residual = _least_absolute_deviations(design, y, coef, ridge)
-        theta = np.zeros(self.n_params(data))
-        theta[:block] = coef
-        if self.fixed_log_scale is None:
-            spread = np.median(np.abs(residual - np.median(residual))) / 0.6745
-            theta[-1] = np.log(max(spread, 1e-3 * typical, 1e-300))
-        return theta
+        starts = [self._theta(data, *_least_absolute_deviations(design, y, coef, ridge),
+                              typical)]
+        if not data.sparse and design.shape[1] <= HIGH_BREAKDOWN_MAX_COLUMNS:
+            starts.append(self._theta(data, *_least_trimmed_squares(design, y), typical))
+        starts.append(self._theta(data, np.zeros(data.block), y - np.median(y), typical))
+        return starts
 
     def lipschitz(self, max_row_norm):
         """With a fixed scale ``s``: ``|dl/deta| = (nu + 1) |r| / (nu s^2 + r^2) <= (nu + 1) /

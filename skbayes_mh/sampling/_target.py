@@ -45,7 +45,9 @@ class Target:
         Full-data passes spent building it (MAP, Laplace; a subsample's as a fraction).
     extra : dict
         ``"reference"``: ``(theta, sum w_i l_i, gradient, Hessian)`` of the untempered
-        log-likelihood at the MAP, when the search's last pass was there.
+        log-likelihood at the MAP, when the search's last pass was there. ``"modes"``: the
+        negative log posteriors of the distinct modes the MAP search found from its starts
+        (lowest first).
     """
 
     kind: str
@@ -94,6 +96,7 @@ class Target:
             target.n_passes += passes
         if reference is not None:
             target.extra["reference"] = reference
+        target.extra["modes"] = list(getattr(model, "searched_modes", []))
         if lipschitz:
             target.lipschitz = model.lipschitz(data.max_row_norm())
             target.n_passes += 1
