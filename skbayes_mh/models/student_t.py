@@ -240,8 +240,8 @@ class StudentTModel(LinearModel):
     def initial_thetas(self, data, prior):
         """Three starts, the MAP search keeping the best log posterior found from them:
         least absolute deviations (see :meth:`initial_theta`); least trimmed squares
-        (:func:`_least_trimmed_squares`, dense data with at most
-        :data:`HIGH_BREAKDOWN_MAX_COLUMNS` columns), which ignores up to half of the rows,
+        (:func:`_least_trimmed_squares`, with at most :data:`HIGH_BREAKDOWN_MAX_COLUMNS`
+        columns), which ignores up to half of the rows,
         high-leverage ones included, where absolute deviations are still dragged by rows
         whose features are far out; and the prior mean (coefficients 0).
 
@@ -259,8 +259,9 @@ class StudentTModel(LinearModel):
                 "piles up at 0). Fix `scale`, or check y for a copy of a feature.")
         starts = [self._theta(data, *_least_absolute_deviations(design, y, coef, ridge),
                               typical)]
-        if not data.sparse and design.shape[1] <= HIGH_BREAKDOWN_MAX_COLUMNS:
-            starts.append(self._theta(data, *_least_trimmed_squares(design, y), typical))
+        if design.shape[1] <= HIGH_BREAKDOWN_MAX_COLUMNS:  # dense: at most 16 MB here
+            dense = design.toarray() if sp.issparse(design) else design
+            starts.append(self._theta(data, *_least_trimmed_squares(dense, y), typical))
         starts.append(self._theta(data, np.zeros(data.block), y - np.median(y), typical))
         return starts
 
