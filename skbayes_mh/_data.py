@@ -58,6 +58,12 @@ class LinearData:
         return sp.issparse(self.X)
 
     @property
+    def row_cost(self):
+        """Products a row's dot product with a parameter vector costs: its stored values
+        (sparse) or the number of features."""
+        return self.X.nnz / max(1, self.n_rows) if self.sparse else self.n_features
+
+    @property
     def kernel_X(self):
         """``X`` as the kernels take it: the array, or a sparse matrix's CSR arrays and shape
         (``specs.CSR_MATRIX``)."""

@@ -28,6 +28,17 @@ AUTO_MAX_THIN = 10
 AUTO_FULL_DATA_WORK = 200_000
 
 
+#: ``proposal="auto"`` with a low-rank-plus-diagonal shape (wide posteriors): Hamiltonian
+#: paths while a fit's nominal cost, every chain's iterations times
+#: ``AUTO_NOMINAL_LEAPFROG_STEPS`` full-data gradients, is at most this many row-parameter
+#: products (about ten minutes on two cores); beyond, the random walk, so that a default
+#: fit ends. The nominal steps are what a shape that fits the posterior needs; where it
+#: does not (rare features under data-scaled priors, docs/choosing.md), paths take ten
+#: times more and the fit as long.
+AUTO_HAMILTONIAN_MAX_WORK = 1e13
+AUTO_NOMINAL_LEAPFROG_STEPS = 10
+
+
 def is_auto(setting):
     """Whether a setting is the string ``"auto"``."""
     return isinstance(setting, str) and setting == "auto"
@@ -60,6 +71,19 @@ def choose_proposal(setting, acceptance, uses_control_variates, shaped, bounds_p
     if shaped and (not acceptance.subsampling or uses_control_variates):
         return resolve_proposal("hmc")
     return resolve_proposal("random_walk")
+
+
+def shaped_for_paths(target, n_iterations):
+    """Whether ``target``'s Laplace covariance gives Hamiltonian paths a shape worth their
+    cost (``shaped`` of :func:`choose_proposal`): a full covariance; a low-rank-plus-diagonal
+    one within :data:`AUTO_HAMILTONIAN_MAX_WORK` for ``n_iterations`` (all chains')."""
+    if target.full_covariance:
+        return True
+    if target.low_rank is None:
+        return False
+    data = target.data
+    gradient = float(data.n_rows) * target.model.n_outputs * data.row_cost
+    return n_iterations * AUTO_NOMINAL_LEAPFROG_STEPS * gradient <= AUTO_HAMILTONIAN_MAX_WORK
 
 
 def choose_thin(setting, acceptance, n_rows, n_params):

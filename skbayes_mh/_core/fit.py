@@ -14,7 +14,7 @@ from sklearn.utils import Bunch
 
 from ..sampling import (Progress, ScaleTuner, Shape, Target, chain_seeds, continue_chain,
                         interruptible, run_chain, run_in_parallel, sampler_for)
-from .auto import choose_proposal, choose_thin, is_auto
+from .auto import choose_proposal, choose_thin, is_auto, shaped_for_paths
 from .convergence import warn_separated_modes
 
 
@@ -119,7 +119,9 @@ def fit_posterior(family, data, prior, acceptance, settings, passes=None, starte
     if acceptance.needs_lipschitz and acceptance.lipschitz is None:
         acceptance.set_params(lipschitz=target.lipschitz)  # the model's, shown in acceptance_
     uses_cv = acceptance.uses_control_variates(target)
-    proposal = choose_proposal(settings.proposal, acceptance, uses_cv, target.shaped,
+    shaped = shaped_for_paths(target, settings.n_chains * (settings.n_warmup
+                                                           + settings.n_draws))
+    proposal = choose_proposal(settings.proposal, acceptance, uses_cv, shaped,
                                settings.bounds_proposal)
     passes["map_laplace"] = float(target.n_passes)
     sampler_class = sampler_for(acceptance)

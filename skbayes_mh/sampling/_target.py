@@ -82,8 +82,7 @@ class Target:
         search, are kept for the control variates."""
         d = model.n_params(data)
         if low_rank is None and full is None and not full_covariance_affordable(data.n_rows, d):
-            row_cost = data.X.nnz / max(1, data.n_rows) if data.sparse else data.n_features
-            low_rank = low_rank_directions(data.n_rows, d, model.n_outputs * row_cost)
+            low_rank = low_rank_directions(data.n_rows, d, model.n_outputs * data.row_cost)
         full = full_covariance_affordable(data.n_rows, d) if full is None else bool(full)
         theta_map, covariance, n_passes, reference = model.laplace(data, prior,
                                                                    inv_temperature, full)
@@ -115,12 +114,6 @@ class Target:
     def full_covariance(self):
         """Whether the Laplace covariance is a full matrix (not variances)."""
         return self.covariance is not None and np.ndim(self.covariance) == 2
-
-    @property
-    def shaped(self):
-        """Whether the Laplace covariance has correlations (full or low-rank), which a
-        proposal can follow."""
-        return self.full_covariance or self.low_rank is not None
 
     @property
     def laplace_covariance(self):

@@ -106,7 +106,7 @@ def test_a_low_rank_laplace_with_every_direction_is_the_full_laplace():
                          intercept=True)
     full = Target.linear(family, data, prior, full=True)
     low = Target.linear(family, data, prior, full=False, low_rank=d)
-    assert low.low_rank is not None and low.shaped and not low.full_covariance
+    assert low.low_rank is not None and not low.full_covariance
     # The wide MAP search (L-BFGS) stops within a hundredth of a posterior sd.
     sd = np.sqrt(np.diag(full.covariance))
     assert np.all(np.abs(low.mean - full.mean) < 0.01 * sd)
@@ -119,12 +119,21 @@ def test_auto_takes_a_low_rank_shape_and_hamiltonian_paths_beyond_the_full_size(
     from skbayes_mh import MinibatchMHLogisticRegression
     from skbayes_mh.models import _optimize
 
+    from skbayes_mh._core import auto
+
     X, y = _logistic_data()
     monkeypatch.setattr(_optimize, "FULL_COVARIANCE_MAX_DIM", 10)
     clf = MinibatchMHLogisticRegression(n_draws=50, n_warmup=50, random_state=0).fit(X, y)
     assert clf.proposal_.name == "hmc"
     # The data passes record the low-rank search (three block passes beyond the MAP's).
     assert clf.data_passes_["map_laplace"] >= 3
+    # Paths whose nominal cost exceeds the budget give way to the random walk.
+    nominal = 4 * 100 * auto.AUTO_NOMINAL_LEAPFROG_STEPS * X.shape[0] * X.shape[1]
+    monkeypatch.setattr(auto, "AUTO_HAMILTONIAN_MAX_WORK", nominal - 1)
+    clf.fit(X, y)
+    assert clf.proposal_.name == "random_walk"
+    monkeypatch.setattr(auto, "AUTO_HAMILTONIAN_MAX_WORK", nominal)
+    assert clf.fit(X, y).proposal_.name == "hmc"
 
 
 def test_a_low_rank_fit_samples_the_full_covariance_fits_posterior(monkeypatch):
