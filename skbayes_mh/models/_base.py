@@ -325,7 +325,7 @@ class LinearModel:
         for start in starts:
             try:
                 theta, _, passes = find_map(objective, start, full, smooth,
-                                            scale=_prior_scales(prior, start))
+                                            scale=None if full else _prior_scales(prior, start))
                 value = objective(theta, 1)[0]
             except (ValueError, np.linalg.LinAlgError):
                 continue  # a start whose search fails (a non-finite likelihood) is dropped
@@ -490,8 +490,10 @@ class LinearModel:
                 return theta, covariance, n_passes, objective.last
             start = evaluated
         objective = self.negative_log_posterior(data, prior, inv_temperature, full)
+        # Prior-scaled coordinates where the posterior is wide (the diagonal Laplace: many
+        # parameters, most informed by few rows); as given where it is tall.
         theta, hessian, passes = find_map(objective, start, full, smooth,
-                                          scale=_prior_scales(prior, start))
+                                          scale=None if full else _prior_scales(prior, start))
         covariance, _ = laplace_covariance(hessian)
         reference = objective.last if full and objective.last is not None and np.array_equal(
             objective.last[0], theta) else None
