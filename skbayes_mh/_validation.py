@@ -108,6 +108,36 @@ def check_array(array, name, ndim):
     return array
 
 
+def file_state(X):
+    """``(path, size, modification time)`` of the file under an ``np.memmap`` ``X`` (None
+    for any other array): :func:`check_file_unchanged` compares it after the chains."""
+    if not isinstance(X, np.memmap) or not getattr(X, "filename", None):
+        return None
+    state = os.stat(X.filename)
+    return X.filename, state.st_size, state.st_mtime_ns
+
+
+def check_file_unchanged(state, name):
+    """A ``ValueError`` when the file of :func:`file_state` ``state`` was rewritten,
+    truncated or removed since: the draws may mix old and new data, so they are discarded.
+    (A truncation while the chains read the pages beyond the new end is the OS's SIGBUS,
+    which ends the process: no draws at all, never wrong ones.)"""
+    if state is None:
+        return
+    path, size, modified = state
+    try:
+        now = os.stat(path)
+    except OSError:
+        now = None
+    if now is None or (now.st_size, now.st_mtime_ns) != (size, modified):
+        raise ValueError(
+            f"{name}.fit: the file under the memory-mapped X ({path}) was "
+            + ("removed during the fit" if now is None else
+               "changed during the fit (its size or modification time differ)")
+            + ", so the draws may mix old and new data: they are discarded. "
+            "Fit again once the file is final (or on a copy of it).")
+
+
 def read_only(array):
     """A read-only view (no copy): the kernels take data as read-only, so writable arrays
     and read-only memmaps compile to one signature."""

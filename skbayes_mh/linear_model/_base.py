@@ -21,8 +21,8 @@ from .._dask import check_dask_data, encode_dask_labels, is_dask_array, scan_das
 from .._data import LinearData, kernel_csr
 from .._params import StoredParameters
 from .._passes import encode_labels, first_bad_row, scan_data
-from .._validation import (MIN_TEMPERATURE, check_draws_memory, check_magnitudes,
-                           read_only)
+from .._validation import (MIN_TEMPERATURE, check_draws_memory, check_file_unchanged,
+                           check_magnitudes, file_state, read_only)
 from ..acceptance import ACCEPTANCE_TESTS, AcceptanceTest
 from ..models._prior import BuiltinPrior
 from ..posterior import Posterior
@@ -103,6 +103,7 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         """
         self._validate_params()
         started = time.perf_counter()
+        source = file_state(X)  # a memory-mapped X's file must not change during the fit
         classes = is_classifier(self)
         X, y, weights, own_summary = self._fit_data(X, y, sample_weight, classes)
         summary = own_summary if summary is None else summary
@@ -135,6 +136,8 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         else:
             result = fit_posterior(family, data, prior, acceptance, settings,
                                    passes={"validation": 1.0}, started=started)
+        check_file_unchanged(source, name)
+        if chains is None:
             self.acceptance_, self.proposal_ = result.acceptance, result.proposal
             self.control_variates_ = result.control_variates
             self.data_passes_, self.setup_time_ = result.data_passes, result.setup_time

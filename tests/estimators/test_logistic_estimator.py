@@ -1,5 +1,6 @@
 """MinibatchMHLogisticRegression: scikit-learn citizenship, the posterior it samples,
 parallel chains, and bad input."""
+import os
 import pickle
 import warnings
 
@@ -242,3 +243,37 @@ def test_default_fit_on_breast_cancer_thins_and_converges():
         warnings.simplefilter("ignore")
         clf.fit(wide, y)
     assert clf.thin_.tolist() == [1]
+
+
+@pytest.mark.parametrize("change", ["rewritten", "truncated", "removed"])
+def test_a_memmap_whose_file_changes_during_the_fit_is_an_error(binary, tmp_path, monkeypatch,
+                                                                change):
+    # The file under X changes after the validation pass, before the chains read it: the
+    # draws may mix old and new data, so fit raises and keeps nothing of them. (A truncation
+    # while the chains read the pages beyond the new end is the OS's SIGBUS, which ends the
+    # process: no draws either.)
+    import skbayes_mh._core.fit as fit_module
+
+    X, y = binary
+    path = tmp_path / "X.npy"
+    np.save(path, X)
+    on_disk = np.load(path, mmap_mode="r")
+    run = fit_module.run_in_parallel
+
+    def change_then_run(*args):
+        if change == "rewritten":  # same size, new values
+            np.save(path, X[::-1])
+        elif change == "truncated":  # the last value, within the last page (read as 0)
+            size = path.stat().st_size
+            assert (size - 8) // 4096 == (size - 1) // 4096
+            os.truncate(path, size - 8)
+        else:
+            os.replace(path, tmp_path / "elsewhere.npy")
+        return run(*args)
+
+    monkeypatch.setattr(fit_module, "run_in_parallel", change_then_run)
+    estimator = small()
+    with pytest.raises(ValueError, match=f"{'removed' if change == 'removed' else 'changed'} "
+                                         "during the fit"):
+        estimator.fit(on_disk, y)
+    assert not hasattr(estimator, "posterior_")
