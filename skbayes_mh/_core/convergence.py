@@ -1,9 +1,10 @@
 """What a fit checks of its chains once they have run: R-hat and effective sample sizes of
-every posterior variable (with a warning naming the worst), and whether Firefly's bounds
-paid for themselves."""
+every posterior variable (with a warning naming the worst), whether the chains sit at one
+log posterior level (several modes), and whether Firefly's bounds paid for themselves."""
 import warnings
 
 import numpy as np
+from scipy import stats
 from sklearn.exceptions import ConvergenceWarning, EfficiencyWarning
 from sklearn.utils import Bunch
 
@@ -13,43 +14,71 @@ from .. import diagnostics
 MAX_RHAT = 1.01
 #: ... or its bulk effective sample size is below this many per chain (Vehtari et al. 2021).
 MIN_ESS_PER_CHAIN = 100
-#: A fit warns when its MAP search found, from its several starts, another mode within this
-#: many nats of the highest's log posterior: a handful of rows can make a gap that size (20
+#: The modes the MAP search found from its several starts within this many nats of the
+#: highest's log posterior are worth sampling: a handful of rows can make a gap that size (20
 #: rows far out in X make 29 nats between a Student-t regression's two modes), so the other
-#: mode may hold the answer a user expects. Farther modes hold no mass worth sampling.
-MODE_WARNING_NATS = 100.0
+#: mode may hold the answer a user expects: the chains start in turn in each such mode
+#: (a warning names those left without a chain). Farther modes hold no mass worth sampling.
+MODE_REACH_NATS = 100.0
+#: A fit warns when a chain's mean log posterior lies below the highest chain's by more
+#: than the Student-t quantile of this upper tail probability (its degrees of freedom those
+#: of the pooled within-chain sd) times the Monte Carlo standard error of the difference: the
+#: chains sit in different modes (each may look stationary alone, and R-hat on the parameters
+#: may not see it when the modes are close). About 6 standard errors with 20 draws a chain,
+#: 16 with 4; four chains in one mode then warn in fewer than 1 fit in a million (simulated
+#: chi-square levels, skewed as at a posterior with few parameters).
+LP_GAP_TAIL = 1e-9
+#: The check evaluates the exact log posterior at this many evenly spaced draws of each
+#: chain ...
+LP_CHECK_DRAWS = 20
+#: ... fewer where that would read more than this many rows in all (tall data: the check
+#: costs about a tenth of a second at most), but never fewer than :data:`LP_CHECK_MIN_DRAWS`.
+LP_CHECK_ROWS = 2e7
+LP_CHECK_MIN_DRAWS = 4
 #: Firefly warns when its chains kept more than this fraction of the rows bright on average
 #: (each bright row is a likelihood query per iteration: the bounds are too loose to pay).
 FIREFLY_MAX_BRIGHT_FRACTION = 0.5
 
 
-def warn_separated_modes(modes, name, stacklevel=5):
-    """A :class:`ConvergenceWarning` when the MAP search found distinct modes (their negative
-    log posteriors ``modes``, lowest first) within :data:`MODE_WARNING_NATS` of each other."""
-    gaps = [value - modes[0] for value in modes[1:] if value - modes[0] <= MODE_WARNING_NATS]
+def modes_within_reach(modes):
+    """The modes the MAP search found (``(negative log posterior, point)``, lowest first)
+    within :data:`MODE_REACH_NATS` of the highest: the ones chains start in."""
+    return [mode for mode in modes if mode[0] - modes[0][0] <= MODE_REACH_NATS]
+
+
+def warn_unvisited_modes(modes, n_chains, name, stacklevel=5):
+    """A :class:`ConvergenceWarning` when the MAP search found more modes within reach
+    (:func:`modes_within_reach` of ``modes``, ``(negative log posterior, point)`` lowest
+    first) than there are chains to start in them. Modes that each get a chain need no
+    warning here: :func:`check_chain_levels` says afterwards whether the chains stayed apart
+    (a "mode" whose chain climbs into another was none)."""
+    gaps = [value - modes[0][0] for value, _ in modes_within_reach(modes)[n_chains:]]
     if not gaps:
         return
     warnings.warn(
-        f"{name}: the MAP search found {len(gaps) + 1} separated modes of the posterior; the "
-        f"chains start in the highest, and the other{'s are' if len(gaps) > 1 else ' is'} "
+        f"{name}: the MAP search found {n_chains + len(gaps)} separated modes of the "
+        f"posterior and the chains start in the highest {n_chains}; the "
+        f"other{'s are' if len(gaps) > 1 else ' is'} "
         + ", ".join(f"{gap:.1f}" for gap in gaps)
-        + " nats lower in log posterior, so the chains may not visit "
-        + ("them" if len(gaps) > 1 else "it")
-        + ". A mode that close can hold the answer you expect: rows far out in X (high "
-        "leverage) often make one. Check such rows, or refit without them and compare.",
+        + " nats lower in log posterior than the highest, and no chain starts there. A mode "
+        "that close can hold the answer you expect: rows far out in X (high leverage) often "
+        f"make one. Fit with n_chains={n_chains + len(gaps)} or more to see every mode.",
         ConvergenceWarning, stacklevel=stacklevel)
 
 
-def diagnose(posterior, name, stacklevel):
+def diagnose(posterior, name, stacklevel, levels=None):
     """R-hat, bulk and tail ESS of every variable of ``posterior`` (a
     :class:`~skbayes_mh.posterior.Posterior`), with a :class:`ConvergenceWarning` naming
     the worst parameter (and any chain that never moved) when the chains do not meet
-    :data:`MAX_RHAT` and :data:`MIN_ESS_PER_CHAIN`.
+    :data:`MAX_RHAT` and :data:`MIN_ESS_PER_CHAIN`; with ``levels`` (the log posterior at
+    evenly spaced draws of each chain, ``(n_chains, n_evaluated)``) also
+    :func:`check_chain_levels`.
 
     Returns
     -------
     Bunch
-        ``r_hat``, ``ess_bulk``, ``ess_tail``: a Bunch per statistic, by variable.
+        ``r_hat``, ``ess_bulk``, ``ess_tail``: a Bunch per statistic, by variable; with
+        ``levels``, ``log_posterior`` (:func:`check_chain_levels`).
     """
     found = {"r_hat": {}, "ess_bulk": {}, "ess_tail": {}}
     for variable, draws in posterior.draws.items():
@@ -75,7 +104,54 @@ def diagnose(posterior, name, stacklevel):
             f"and bulk ESS >= {wanted_ess} ({MIN_ESS_PER_CHAIN} per chain). Run longer "
             f"chains (n_draws, n_warmup, thin) or another proposal; per-parameter "
             f"values are in diagnostics_.", ConvergenceWarning, stacklevel=stacklevel)
-    return Bunch(**{key: Bunch(**value) for key, value in found.items()})
+    result = Bunch(**{key: Bunch(**value) for key, value in found.items()})
+    if levels is not None:
+        result.log_posterior = check_chain_levels(levels, name, stacklevel + 1)
+    return result
+
+
+def check_chain_levels(levels, name, stacklevel):
+    """The chains' log posterior levels, with a :class:`ConvergenceWarning` naming every
+    chain whose mean lies below the highest chain's by more than Monte Carlo noise
+    (:data:`LP_GAP_TAIL`): the chains sit in different modes.
+
+    Parameters
+    ----------
+    levels : ndarray of shape (n_chains, n_evaluated)
+        The exact log posterior at evenly spaced draws of each chain.
+
+    Returns
+    -------
+    Bunch
+        ``values`` (``levels``), each chain's ``mean`` and ``sd``, and ``gap_se``: the
+        standard error of a difference of two chains' means (from the within-chain sd,
+        pooled).
+    """
+    levels = np.asarray(levels, dtype=np.float64)
+    n_chains, n_evaluated = levels.shape
+    mean = levels.mean(axis=1)
+    sd = levels.std(axis=1, ddof=1) if n_evaluated > 1 else np.full(n_chains, np.nan)
+    gap_se = float(np.sqrt(2.0 * np.mean(sd**2) / n_evaluated))
+    found = Bunch(values=levels, mean=mean, sd=sd, gap_se=gap_se)
+    if n_chains < 2 or not np.isfinite(gap_se):
+        return found
+    best = int(np.argmax(mean))
+    gaps = mean[best] - mean
+    sigmas = float(stats.t.isf(LP_GAP_TAIL, n_chains * (n_evaluated - 1)))
+    below = np.flatnonzero(gaps > sigmas * gap_se)
+    if below.size:
+        plural = below.size > 1
+        warnings.warn(
+            f"{name}: the chains sit in different modes: chain{'s' if plural else ''} "
+            + ", ".join(f"{c} ({gaps[c]:.1f} nats)" for c in below)
+            + f" {'sit' if plural else 'sits'} below chain {best} in mean log posterior, "
+            f"more than {sigmas:.1f} Monte Carlo standard errors ({gap_se:.2g} nats) "
+            f"apart, although each chain may look stationary alone. posterior_ mixes the "
+            f"modes; a mode that many nats lower holds about exp(-gap) of the mass. "
+            f"diagnostics_.log_posterior has each chain's values: keep the chains you trust "
+            f"(posterior_ per chain), or look for the rows that make the other mode (e.g. "
+            f"high leverage).", ConvergenceWarning, stacklevel=stacklevel)
+    return found
 
 
 def _worst(posterior, statistic, largest):

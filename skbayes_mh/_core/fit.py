@@ -15,7 +15,13 @@ from sklearn.utils import Bunch
 from ..sampling import (Progress, ScaleTuner, Shape, Target, chain_seeds, continue_chain,
                         interruptible, run_chain, run_in_parallel, sampler_for)
 from .auto import choose_proposal, choose_thin, is_auto, shaped_for_paths
-from .convergence import warn_separated_modes
+from .convergence import (LP_CHECK_DRAWS, LP_CHECK_MIN_DRAWS, LP_CHECK_ROWS,
+                          modes_within_reach, warn_unvisited_modes)
+
+#: Each chain starts at a draw of the Laplace approximation around its mode with every sd
+#: multiplied by this: over-dispersed (Gelman and Rubin 1992), so that chains that do not
+#: meet show in R-hat, yet within reach of the proposal the Laplace shape tunes.
+START_DISPERSION = 2.0
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,9 @@ class FitResult:
     stats : dict of ndarray of shape (n_chains, n_draws)
     chains : list of ChainResult
         Every chain's result (for a later ``warm_start`` continuation).
+    levels : ndarray of shape (n_chains, n_evaluated)
+        The exact tempered log posterior at evenly spaced draws of each chain (for
+        :func:`~skbayes_mh._core.convergence.check_chain_levels`).
     interrupted : bool
     thin, n_iter : ndarray of shape (n_chains,)
     acceptance_rate : float
@@ -69,6 +78,7 @@ class FitResult:
     draws: np.ndarray
     stats: dict
     chains: list
+    levels: np.ndarray
     interrupted: bool
     thin: np.ndarray
     n_iter: np.ndarray
@@ -112,7 +122,7 @@ def fit_posterior(family, data, prior, acceptance, settings, passes=None, starte
         family.check_bounds()
     target = Target.linear(family, data, prior, 1.0 / float(settings.temperature),
                            lipschitz=acceptance.needs_lipschitz)
-    warn_separated_modes(target.extra.get("modes", []), settings.name)
+    warn_unvisited_modes(target.extra.get("modes", []), settings.n_chains, settings.name)
     if data.weights.size:  # the confidence sampler's range bound scales with it
         target.max_weight = float(data.weights.max())
     d = target.n_params
@@ -132,12 +142,6 @@ def fit_posterior(family, data, prior, acceptance, settings, passes=None, starte
     data_passes = Bunch(**passes, total=float(sum(passes.values())))
     setup_time = time.perf_counter() - started
     seeds = chain_seeds(settings.random_state, settings.n_chains)
-    # Each chain starts at a draw of the Laplace approximation (its Cholesky factor times
-    # a standard normal from the chain's own seed). Jitter by each coordinate's marginal
-    # sd instead lands hundreds of posterior sds off along strongly correlated
-    # directions (the over-parameterised softmax's class contrasts, as Firefly samples
-    # them), where no chain driven by the control variates' proxy accepts a move.
-    start_shape = Shape.from_covariance(target.laplace_covariance)
     thin = choose_thin(settings.thin, acceptance, data.n_rows, d)
     # With thin="auto" the bars count one iteration per draw (thin is chosen later).
     progress = Progress(settings.n_chains, settings.n_warmup + settings.n_draws
@@ -145,11 +149,9 @@ def fit_posterior(family, data, prior, acceptance, settings, passes=None, starte
                         settings.name)
     with interruptible(settings.name) as stop:
         arguments = []
-        for c, seed in enumerate(seeds):
+        for c, (seed, start) in enumerate(zip(seeds, chain_starts(target, seeds))):
             sampler, tuners = _chain_sampler(sampler_class, target, acceptance, proposal,
                                              shared, settings.step_size)
-            z = np.random.default_rng([int(seed), 1]).standard_normal(d)
-            start = target.mean + start_shape.times(z)
             arguments.append((sampler, start, seed, settings.n_warmup, settings.n_draws, thin,
                               tuners, progress.chain(c), stop))
         try:
@@ -182,6 +184,63 @@ def continue_posterior(chains, data, settings):
         finally:
             progress.close()
     return _collect(chains, data, settings)
+
+
+def chain_starts(target, seeds):
+    """Where each chain starts: chain ``c`` at a draw of the Laplace approximation around
+    the ``c``-th mode (in turn) of those the MAP search found within reach
+    (:func:`~skbayes_mh._core.convergence.modes_within_reach`, the highest first; usually
+    the MAP alone), with the sds times :data:`START_DISPERSION`.
+
+    The draw is the Laplace covariance's factor times a standard normal from the chain's
+    own seed. Jitter by each coordinate's marginal sd instead lands hundreds of posterior
+    sds off along strongly correlated directions (the over-parameterised softmax's class
+    contrasts, as Firefly samples them), where no chain driven by the control variates'
+    proxy accepts a move.
+
+    Returns
+    -------
+    list of ndarray of shape (d,)
+    """
+    centres = [target.mean] + [point for _, point in
+                               modes_within_reach(target.extra.get("modes", []))[1:]]
+    shape = Shape.from_covariance(target.laplace_covariance)
+    starts = []
+    for c, seed in enumerate(seeds):
+        z = np.random.default_rng([int(seed), 1]).standard_normal(target.n_params)
+        starts.append(centres[c % len(centres)] + START_DISPERSION * shape.times(z))
+    return starts
+
+
+def chain_levels(target, draws, cv=None):
+    """The tempered log posterior at evenly spaced draws of each chain,
+    :data:`~skbayes_mh._core.convergence.LP_CHECK_DRAWS` a chain. With control variates
+    ``cv`` (the chains' own) it is estimated from them
+    (:meth:`~skbayes_mh.sampling.Target.log_posterior_estimates`: no full-data pass);
+    otherwise it is exact, one full-data pass a draw, with fewer draws on tall data
+    (about :data:`~skbayes_mh._core.convergence.LP_CHECK_ROWS` rows read in all, at least
+    :data:`~skbayes_mh._core.convergence.LP_CHECK_MIN_DRAWS` a chain).
+
+    Parameters
+    ----------
+    target : Target
+    draws : ndarray of shape (n_chains, n_draws, d)
+    cv : tuple or None
+
+    Returns
+    -------
+    ndarray of shape (n_chains, n_evaluated)
+    """
+    n_chains, n_draws, d = draws.shape
+    with_cv = cv is not None and cv[0]
+    affordable = (LP_CHECK_DRAWS if with_cv
+                  else int(LP_CHECK_ROWS // max(target.n_data * n_chains, 1)))
+    n_evaluated = min(n_draws, max(LP_CHECK_MIN_DRAWS, min(LP_CHECK_DRAWS, affordable)))
+    index = np.linspace(0, n_draws - 1, n_evaluated).round().astype(int)
+    thetas = draws[:, index].reshape(-1, d)
+    values = (target.log_posterior_estimates(thetas, cv) if with_cv
+              else [target.log_posterior(theta) for theta in thetas])
+    return np.reshape(values, (n_chains, n_evaluated))
 
 
 def _chain_sampler(sampler_class, target, acceptance, proposal, shared, step_size):
@@ -237,7 +296,11 @@ def _collect(chains, data, settings):
              for key in started[0].stats}
     thin = np.array([c.thin for c in started])
     return FitResult(
-        draws=draws, stats=stats, chains=chains, interrupted=interrupted, thin=thin,
+        draws=draws, stats=stats, chains=chains,
+        levels=chain_levels(started[0].sampler.target, draws,
+                            getattr(started[0].sampler, "cv", None)),
+        interrupted=interrupted,
+        thin=thin,
         n_iter=settings.n_warmup + n_kept * thin,
         acceptance_rate=float(stats["acceptance_rate"].mean()),
         step_size=np.stack([c.sampler.scale * c.sampler.shape.scales() for c in started]),

@@ -90,7 +90,11 @@ diagnostics_ : Bunch
     ``r_hat``, ``ess_bulk``, ``ess_tail``: for each posterior variable, its rank-normalised
     split R-hat and bulk and tail effective sample sizes (arviz-stats). ``fit`` warns
     with a ``ConvergenceWarning`` naming the worst parameter when an R-hat exceeds 1.01
-    or a bulk ESS is below 100 per chain.
+    or a bulk ESS is below 100 per chain. ``log_posterior``: the exact log posterior at
+    evenly spaced draws of each chain (``values`` of shape (n_chains, n_evaluated), each
+    chain's ``mean`` and ``sd``, ``gap_se``); ``fit`` warns, naming the chains, when a
+    chain's mean lies below the highest chain's by more than Monte Carlo noise (about 6
+    ``gap_se``; different modes).
 data_passes_ : Bunch
     Full passes over the data the fit made: ``validation``, ``map_laplace`` (a
     subsample's as a fraction), ``control_variates``, Firefly's ``firefly_bounds`` and

@@ -314,14 +314,14 @@ class LinearModel:
         start : ndarray of shape (d,)
         n_passes : float
             Full-data passes spent (a subsample's as a fraction).
-        modes : list of float
-            The negative log posterior (on the searched rows) of each distinct mode found
-            (values more than :data:`DISTINCT_MODE_NATS` apart), lowest first.
+        modes : list of (float, ndarray of shape (d,))
+            The negative log posterior (on the searched rows) and the point of each distinct
+            mode found (values more than :data:`DISTINCT_MODE_NATS` apart), lowest first.
         """
         part = (data if data.n_rows <= 2 * MAP_SUBSAMPLE_ROWS
                 else data.subsample(MAP_SUBSAMPLE_ROWS, random_state))
         objective = self.negative_log_posterior(part, prior, inv_temperature, full)
-        best, best_value, n_passes, values = None, np.inf, 0.0, []
+        best, best_value, n_passes, found = None, np.inf, 0.0, []
         for start in starts:
             try:
                 theta, _, passes = find_map(objective, start, full, smooth,
@@ -330,13 +330,13 @@ class LinearModel:
             except (ValueError, np.linalg.LinAlgError):
                 continue  # a start whose search fails (a non-finite likelihood) is dropped
             n_passes += (passes + 1) * part.n_rows / data.n_rows
-            values.append(value)
+            found.append((float(value), theta))
             if value < best_value or best is None:
                 best, best_value = theta, value
         modes = []
-        for value in sorted(values):
-            if not modes or value - modes[-1] > DISTINCT_MODE_NATS:
-                modes.append(float(value))
+        for value, theta in sorted(found, key=lambda mode: mode[0]):
+            if not modes or value - modes[-1][0] > DISTINCT_MODE_NATS:
+                modes.append((value, theta))
         if best is None:  # every search failed: the first start, for the usual error
             return starts[0], n_passes, modes
         return best, n_passes, modes
@@ -455,8 +455,8 @@ class LinearModel:
         L-BFGS (a Laplace prior is not differentiable at 0) or the diagonal.
 
         With several starts (:meth:`initial_thetas`) it searches from each and goes on from
-        the best; ``self.searched_modes`` lists the negative log posterior of each distinct
-        mode found, lowest first (empty with one start).
+        the best; ``self.searched_modes`` lists ``(negative log posterior, point)`` of each
+        distinct mode found, lowest first (empty with one start).
 
         Returns
         -------

@@ -6,12 +6,17 @@ from functools import partial
 import numpy as np
 
 from .._kernels._jit import STATUS_OK
-from .._kernels.passes import row_sums
+from .._kernels.passes import linear_derivatives, row_sums
 from .._data import multiply, sum_each_row
 from .._passes import PASS_CHUNK, chunks, sum_stripes
 from .._validation import check_dense_matrix
 from ..models._optimize import (LowRankCovariance, full_covariance_affordable,
                                 low_rank_directions)
+
+
+#: :meth:`Target.log_posterior_estimates` estimates the sum of the rows' Taylor remainders
+#: on a random subsample of this many rows.
+REMAINDER_ROWS = 5_000
 
 
 @dataclass
@@ -45,9 +50,9 @@ class Target:
         Full-data passes spent building it (MAP, Laplace; a subsample's as a fraction).
     extra : dict
         ``"reference"``: ``(theta, sum w_i l_i, gradient, Hessian)`` of the untempered
-        log-likelihood at the MAP, when the search's last pass was there. ``"modes"``: the
-        negative log posteriors of the distinct modes the MAP search found from its starts
-        (lowest first).
+        log-likelihood at the MAP, when the search's last pass was there. ``"modes"``:
+        ``(negative log posterior, point)`` of each distinct mode the MAP search found from
+        its starts (lowest first; the first is refined into ``mean``).
     """
 
     kind: str
@@ -129,6 +134,66 @@ class Target:
             return None
         cov = np.asarray(self.covariance, dtype=np.float64)
         return np.diag(cov) if cov.ndim == 1 else cov
+
+    def log_posterior(self, theta):
+        """The tempered log posterior at ``theta`` (up to its normalising constant), exact:
+        one full-data pass (a linear model's)."""
+        loglik = self.model.loglik_derivatives(self.data, theta, order=0, full=False)[0]
+        return self.inv_temperature * loglik + self.prior.log_density(theta)[0]
+
+    def log_posterior_estimates(self, thetas, cv, n_rows=REMAINDER_ROWS, random_state=0):
+        """The tempered log posterior at each of ``thetas`` without a full-data pass each (a
+        linear model's): the control variates' quadratic proxy, whose full-data sum ``cv``
+        holds exactly, plus the sum of the rows' Taylor remainders, estimated on a random
+        subsample of ``n_rows`` rows (every row when there are fewer). Near the proxies'
+        centre, where the chains of a control-variate test sit, the remainders are small and
+        so is the estimate's noise (``tests/sampling/test_chain_levels.py``); far from it
+        the estimate stays unbiased but noisier.
+
+        Parameters
+        ----------
+        thetas : ndarray of shape (S, d)
+        cv : tuple
+            The kernels' control variates (:func:`control_variates`).
+
+        Returns
+        -------
+        ndarray of shape (S,)
+            NaN where the log-likelihood of a subsampled row is not finite.
+        """
+        center, gradient, hessian = cv[1], cv[2], cv[3]
+        model = self.model
+        part = (self.data if self.n_data <= n_rows
+                else self.data.subsample(n_rows, random_state))
+        K, block, rows = model.n_outputs, part.block, part.n_rows
+        m = K + model.n_extra
+        spec = model.spec(part)
+        at_center = np.empty(rows)
+        slopes, curvatures = np.empty((rows, m)), np.empty((rows, m, m))
+        if linear_derivatives(spec, center, 0, rows, 2, at_center, slopes,
+                              curvatures) != STATUS_OK:
+            return np.full(len(thetas), np.nan)
+        reference = self.extra.get("reference")
+        total = (reference[1] if reference is not None and np.array_equal(reference[0], center)
+                 else self.loglik_derivatives(center, order=0)[0])
+        values, shift = np.empty(rows), np.empty((rows, m))
+        estimates = []
+        for theta in np.asarray(thetas, dtype=np.float64):
+            theta = np.ascontiguousarray(theta)
+            if linear_derivatives(spec, theta, 0, rows, 0, values, slopes[:0],
+                                  curvatures[:0]) != STATUS_OK:
+                estimates.append(np.nan)
+                continue
+            delta = theta - center
+            shift[:, :K] = part.design_times(0, rows, delta[:K * block].reshape(K, block).T)
+            shift[:, K:] = delta[K * block:]
+            proxies = (at_center + np.einsum("ra,ra->r", slopes, shift)
+                       + 0.5 * np.einsum("ra,rab,rb->r", shift, curvatures, shift))
+            loglik = (total + gradient @ delta + 0.5 * delta @ hessian @ delta
+                      + np.sum(values - proxies))
+            estimates.append(self.inv_temperature * loglik
+                             + self.prior.log_density(theta)[0])
+        return np.array(estimates)
 
     def loglik_derivatives(self, theta, order=2):
         """``(sum w_i l_i, gradient, Hessian)`` at ``theta`` in one full-data pass (untempered;

@@ -261,16 +261,31 @@ def test_defaults_find_the_global_mode_among_gross_outliers(kind, seed):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_separated_modes_within_reach_warn(seed):
+def test_chains_start_in_each_separated_mode_and_the_fit_says_which_sits_where(seed):
     # Rows far out in X whose y follow the clean features make two modes: the truth's and,
     # about 29 nats higher, a compromise that fits the leverage rows too (the Student-t
-    # likelihood prefers it: the posterior is right to sit there). The fit says so.
+    # likelihood prefers it). The chains start in turn in each (the highest first), and the
+    # check of their log posterior levels names the chains in the lower mode and the gap.
     X, y, truth = _contaminated("X", seed)
-    with pytest.warns(ConvergenceWarning, match="separated modes") as caught:
+    with pytest.warns(ConvergenceWarning, match="sit in different modes") as caught:
         reg = RobustTRegression(random_state=0).fit(X, y)
-    gaps = [float(g) for g in re.findall(r"(\d+\.\d) nats lower", str(caught[0].message))]
-    assert gaps and all(1 < gap < 100 for gap in gaps), gaps
-    assert np.max(np.abs(reg.coef_ - truth)) > 0.3  # the global mode is the compromise
+    messages = [str(w.message) for w in caught]
+    assert not any("no chain starts" in message for message in messages)
+    per_chain = reg.posterior_["coef"].mean(axis=1)
+    at_truth = np.all(np.abs(per_chain - truth) < 0.3, axis=1)
+    np.testing.assert_array_equal(at_truth, [False, True, False, True])
+    assert np.all(np.max(np.abs(per_chain[~at_truth] - truth), axis=1) > 0.3)
+    levels = next(m for m in messages if "sit in different modes" in m)
+    assert re.findall(r"(\d) \(\d+\.\d nats\)", levels) == ["1", "3"], levels
+    means = reg.diagnostics_.log_posterior.mean
+    gap = means[~at_truth].mean() - means[at_truth].mean()
+    assert 1 < gap < 100, means
+    # One chain cannot visit both: the search's warning names the gap to the other mode.
+    with pytest.warns(ConvergenceWarning, match="no chain starts there") as caught:
+        RobustTRegression(random_state=0, n_chains=1).fit(X, y)
+    search = next(str(w.message) for w in caught if "no chain starts" in str(w.message))
+    gaps = [float(g) for g in re.findall(r"(\d+\.\d) nats lower", search)]
+    assert len(gaps) == 1 and abs(gaps[0] - gap) < 2.0, (gaps, gap)
 
 
 def test_least_trimmed_squares_ignores_almost_half_of_the_rows():
