@@ -8,10 +8,13 @@ Within a stripe a caller reads ``PASS_CHUNK`` rows at a time, so the temporaries
 stay at a few MB per thread whatever the data's size: data on disk (``np.memmap``) are read
 where they are, never loaded whole.
 """
+import contextlib
 import os
+import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
@@ -23,11 +26,45 @@ PASS_STRIPES = 32
 
 
 def pass_threads():
-    """Threads a pass runs on: every core this process may use."""
+    """Threads a pass runs on: every core this process may use, but no more than numba's
+    thread count (``NUMBA_NUM_THREADS``), which joblib's process workers set to their share
+    of the cores (a fit inside ``GridSearchCV(n_jobs=2)`` on 2 cores: 1 thread)."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, int(numba.config.NUMBA_NUM_THREADS)))
+
+
+_sharing = threading.Lock()
+_active = {"works": 0, "passes": 0}
+_blas_limit = []
+
+
+@contextlib.contextmanager
+def share_of_cores(is_pass=False):
+    """The threads a piece of parallel work (a full-data pass, or a fit's chains) may use:
+    :func:`pass_threads` divided among the pieces running in this process at once, so that
+    two fits in threads of one process share the cores instead of each taking them all.
+    While any pass runs, BLAS is held to one thread (one process-wide limit, restored when
+    the last pass ends: the stripes do not compete with BLAS's threads, and concurrent
+    passes do not undo each other's limits)."""
+    with _sharing:
+        _active["works"] += 1
+        if is_pass:
+            _active["passes"] += 1
+            if not _blas_limit:
+                _blas_limit.append(threadpool_limits(limits=1, user_api="blas"))
+        share = max(1, pass_threads() // _active["works"])
+    try:
+        yield share
+    finally:
+        with _sharing:
+            _active["works"] -= 1
+            if is_pass:
+                _active["passes"] -= 1
+                if not _active["passes"]:
+                    _blas_limit.pop().restore_original_limits()
 
 
 def stripes(n_rows, chunk=PASS_CHUNK, n_stripes=PASS_STRIPES):
@@ -52,13 +89,12 @@ def map_stripes(function, n_rows, chunk=PASS_CHUNK):
     partial result. The first exception a stripe raises is raised here.
     """
     ranges = stripes(n_rows, chunk)
-    threads = min(pass_threads(), len(ranges))
-    if threads <= 1:
-        return [function(start, stop) for start, stop in ranges]
-    with threadpool_limits(limits=1, user_api="blas"), \
-            ThreadPoolExecutor(max_workers=threads) as executor:
-        futures = [executor.submit(function, start, stop) for start, stop in ranges]
-        return [future.result() for future in futures]
+    with share_of_cores(is_pass=True) as threads:
+        if min(threads, len(ranges)) <= 1:
+            return [function(start, stop) for start, stop in ranges]
+        with ThreadPoolExecutor(max_workers=min(threads, len(ranges))) as executor:
+            futures = [executor.submit(function, start, stop) for start, stop in ranges]
+            return [future.result() for future in futures]
 
 
 def add_parts(total, part):
@@ -82,21 +118,21 @@ def sum_stripes(function, n_rows, chunk=PASS_CHUNK):
     one stripe per thread waiting: a pass whose partial result is a (d, d) Hessian holds a
     few of them, not one per stripe."""
     ranges = stripes(n_rows, chunk)
-    threads = min(pass_threads(), len(ranges))
     total = None
-    if threads <= 1:
-        for start, stop in ranges:
-            total = add_parts(total, function(start, stop))
-        return total
-    with threadpool_limits(limits=1, user_api="blas"), \
-            ThreadPoolExecutor(max_workers=threads) as executor:
-        waiting = deque()
-        for start, stop in ranges:
-            waiting.append(executor.submit(function, start, stop))
-            if len(waiting) > threads:
+    with share_of_cores(is_pass=True) as threads:
+        threads = min(threads, len(ranges))
+        if threads <= 1:
+            for start, stop in ranges:
+                total = add_parts(total, function(start, stop))
+            return total
+        with ThreadPoolExecutor(max_workers=threads) as executor:
+            waiting = deque()
+            for start, stop in ranges:
+                waiting.append(executor.submit(function, start, stop))
+                if len(waiting) > threads:
+                    total = add_parts(total, waiting.popleft().result())
+            while waiting:
                 total = add_parts(total, waiting.popleft().result())
-        while waiting:
-            total = add_parts(total, waiting.popleft().result())
     return total
 
 

@@ -6,9 +6,14 @@ import sys
 import threading
 import time
 
+import joblib
 import numpy as np
+from joblib._parallel_backends import SequentialBackend, ThreadingBackend
+from joblib.parallel import get_active_backend
 from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
+
+from .._passes import share_of_cores
 
 
 def chain_seeds(random_state, n_chains):
@@ -21,10 +26,26 @@ def chain_seeds(random_state, n_chains):
 
 
 def run_in_parallel(function, arguments, n_jobs):
-    """``[function(*a) for a in arguments]`` through joblib, threads by default. A
-    ``joblib.parallel_backend`` context (Dask, Ray) overrides the backend without code
-    changes."""
-    return Parallel(n_jobs=n_jobs, prefer="threads")(delayed(function)(*a) for a in arguments)
+    """``[function(*a) for a in arguments]`` through joblib, threads by default
+    (:func:`chain_jobs` of them). A ``joblib.parallel_backend`` context (Dask, Ray)
+    overrides the backend without code changes."""
+    with share_of_cores() as share:
+        return Parallel(n_jobs=chain_jobs(n_jobs, share), prefer="threads")(
+            delayed(function)(*a) for a in arguments)
+
+
+def chain_jobs(n_jobs, share):
+    """``n_jobs`` for the chains: as given, except that "all cores" (a negative ``n_jobs``,
+    joblib's ``cpu_count() + 1 + n_jobs``) counts, where the chains run in threads of this
+    process, only ``share`` of them (:func:`~skbayes_mh._passes.share_of_cores`: inside a
+    joblib process worker, e.g. ``GridSearchCV(n_jobs=2)``, the worker's share; with two
+    fits at once in threads, half of that each)."""
+    if n_jobs is None or n_jobs >= 0:
+        return n_jobs
+    backend, _ = get_active_backend(prefer="threads")
+    if not isinstance(backend, (ThreadingBackend, SequentialBackend)):
+        return n_jobs  # Dask, Ray, processes: their workers are the cores
+    return max(1, min(joblib.cpu_count() + 1 + n_jobs, share))
 
 
 #: Without tqdm, the plain progress report prints a line each time this fraction more of

@@ -1,0 +1,139 @@
+"""Fits side by side in one process, and fits inside joblib's process workers: the same
+draws as one fit at a time, and no more busy threads than cores.
+
+A fit runs its full-data passes on ``pass_threads()`` threads (every core this process may
+use, at most ``NUMBA_NUM_THREADS``, which joblib's process workers set to their share of
+the cores) and its chains on ``n_jobs`` threads ("all cores", a negative ``n_jobs``,
+counting that share only). Pieces of parallel work running at once in one process (two
+fits in threads) divide the share between them (``_passes.share_of_cores``)."""
+import threading
+
+import joblib
+import numpy as np
+import pytest
+import threadpoolctl
+from sklearn.model_selection import GridSearchCV
+
+from skbayes_mh import MinibatchMHLogisticRegression, RobustTRegression
+from skbayes_mh._passes import PASS_CHUNK, pass_threads, share_of_cores
+from skbayes_mh.sampling._parallel import chain_jobs
+
+
+def _blas_threads():
+    return [(info["internal_api"], info["num_threads"])
+            for info in threadpoolctl.threadpool_info() if info["user_api"] == "blas"]
+
+
+def test_pieces_running_at_once_share_the_cores():
+    cores = pass_threads()
+    with share_of_cores() as alone:
+        assert alone == cores
+        assert chain_jobs(-1, alone) == cores and chain_jobs(None, alone) is None
+        with share_of_cores(is_pass=True) as second:
+            assert second == max(1, cores // 2)
+    with share_of_cores() as again:
+        assert again == cores  # released
+
+
+def test_overlapping_passes_in_threads_restore_the_blas_threads():
+    # Two passes in two threads, the first ending while the second runs: the process-wide
+    # BLAS limit is held until the last ends (each pass setting and restoring its own would
+    # leave BLAS at one thread for good where the limit is global, as with MKL), and BLAS
+    # gets its own thread count back. (How a limit set in one thread shows in another
+    # depends on the BLAS: OpenBLAS's does not show in threads that did not set it.)
+    from skbayes_mh import _passes
+
+    before = _blas_threads()
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+    seen = {}
+
+    def first():
+        with share_of_cores(is_pass=True):
+            first_in.set()
+            second_in.wait()
+        first_out.set()
+
+    def second():
+        first_in.wait()
+        with share_of_cores(is_pass=True):
+            second_in.set()
+            first_out.wait()
+            seen["during"] = (_passes._active["passes"], len(_passes._blas_limit))
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert seen["during"] == (1, 1)  # the second pass alone, still under the limit
+    assert (_passes._active["passes"], len(_passes._blas_limit)) == (0, 0)
+    assert _blas_threads() == before
+
+
+def _tall(seed, n_rows=3 * PASS_CHUNK):
+    """Data of several stripes, so that the passes run in threads."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_rows, 4))
+    return X, rng.normal(size=4), rng
+
+
+FIT = dict(n_draws=100, n_warmup=100, n_chains=2, n_jobs=-1, random_state=0)
+
+
+def _logistic_fit():
+    X, w, rng = _tall(0)
+    y = (rng.random(X.shape[0]) < 1.0 / (1.0 + np.exp(-X @ w))).astype(int)
+    return MinibatchMHLogisticRegression(**FIT).fit(X, y).posterior_["coef"]
+
+
+def _robust_fit():
+    X, w, rng = _tall(1)
+    return RobustTRegression(**FIT).fit(X, X @ w + rng.standard_t(4, X.shape[0]))\
+        .posterior_["coef"]
+
+
+def test_two_fits_at_once_in_threads_give_the_draws_of_one_at_a_time():
+    before = _blas_threads()
+    alone = [_logistic_fit(), _robust_fit()]
+    results = [None, None]
+
+    def run(k, fit):
+        results[k] = fit()
+
+    threads = [threading.Thread(target=run, args=(k, fit))
+               for k, fit in enumerate([_logistic_fit, _robust_fit])]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    for together, one in zip(results, alone):
+        np.testing.assert_array_equal(together, one)
+    assert _blas_threads() == before
+
+
+def _threads_in_worker():
+    from skbayes_mh._passes import pass_threads, share_of_cores
+    from skbayes_mh.sampling._parallel import chain_jobs
+
+    with share_of_cores() as share:
+        return pass_threads(), chain_jobs(-1, share)
+
+
+def test_a_process_worker_uses_its_share_of_the_cores():
+    share = max(1, joblib.cpu_count() // 2)
+    found = joblib.Parallel(n_jobs=2, backend="loky")(
+        joblib.delayed(_threads_in_worker)() for _ in range(2))
+    assert found == [(share, share)] * 2
+
+
+@pytest.mark.slow
+def test_grid_search_in_process_workers_gives_the_sequential_scores():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(300, 3))
+    y = (rng.random(300) < 1.0 / (1.0 + np.exp(-X @ [1.0, -1.0, 0.5]))).astype(int)
+    estimator = MinibatchMHLogisticRegression(n_draws=100, n_warmup=100, n_chains=2,
+                                              n_jobs=-1, random_state=0)
+    grid = {"prior_scale": [0.5, 2.0]}
+    scores = [GridSearchCV(estimator, grid, cv=3, n_jobs=n_jobs).fit(X, y)
+              .cv_results_["mean_test_score"] for n_jobs in (1, 2)]
+    np.testing.assert_array_equal(scores[0], scores[1])
