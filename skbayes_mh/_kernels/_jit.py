@@ -9,7 +9,9 @@ instead of a specialisation per function. They are compiled when first called, n
 import, and a notice is printed when that takes a while (the first call after install).
 """
 import functools
+import os
 import sys
+import tempfile
 import threading
 import warnings
 
@@ -18,10 +20,56 @@ import numpy as np
 from numba import types
 from numba.core.errors import NumbaExperimentalFeatureWarning
 
-#: One decorator for every kernel: on-disk cache, GIL released (chains run in threads),
-#: NumPy's error model (a division by zero gives inf/nan, which the kernels check, instead
-#: of raising inside nopython code). No fastmath: acceptance arithmetic must be exact IEEE.
-jit = functools.partial(numba.njit, cache=True, nogil=True, error_model="numpy")
+def _cache_probe():
+    """A function of this directory's files, for which :func:`_cache_on_disk` asks numba
+    where it would cache."""
+
+
+def _cache_on_disk():
+    """Whether the kernels can be cached on disk, arranging a place first. numba caches
+    beside the package (``__pycache__``) or in the user's cache directory. Where neither can
+    be written (a read-only install run as another user without a writable home), a
+    directory among this machine's temporary files takes their place; where that fails
+    too, the kernels are compiled in memory, again in each process. Either way one warning
+    says so (``NUMBA_CACHE_DIR`` chooses the place)."""
+    from numba.core.caching import FunctionCache
+
+    try:
+        FunctionCache(_cache_probe)
+        return True
+    except RuntimeError:  # numba found no writable place
+        pass
+    where = os.path.dirname(os.path.abspath(__file__))
+    owner = os.getuid() if hasattr(os, "getuid") else os.getlogin()
+    fallback = os.path.join(tempfile.gettempdir(), f"skbayes_mh-numba-cache-{owner}")
+    previous = numba.config.CACHE_DIR
+    try:
+        os.makedirs(fallback, exist_ok=True)
+        numba.config.CACHE_DIR = fallback
+        FunctionCache(_cache_probe)
+    except (OSError, RuntimeError):
+        numba.config.CACHE_DIR = previous
+        warnings.warn(
+            f"skbayes_mh: numba cannot write its cache beside the package ({where}), in the "
+            f"user cache directory or in {fallback}: the kernels are compiled in memory, "
+            f"again in each new process (about a minute each time). Set NUMBA_CACHE_DIR to a "
+            f"writable directory to keep them.", RuntimeWarning, stacklevel=2)
+        return False
+    warnings.warn(
+        f"skbayes_mh: numba cannot write its cache beside the package ({where}) nor in the "
+        f"user cache directory: the compiled kernels are cached in {fallback} instead. Set "
+        f"NUMBA_CACHE_DIR to choose another place.", RuntimeWarning, stacklevel=2)
+    return True
+
+
+#: Whether the kernels are cached on disk (:func:`_cache_on_disk`).
+CACHE = _cache_on_disk()
+
+#: One decorator for every kernel: on-disk cache (:data:`CACHE`), GIL released (chains run
+#: in threads), NumPy's error model (a division by zero gives inf/nan, which the kernels
+#: check, instead of raising inside nopython code). No fastmath: acceptance arithmetic must
+#: be exact IEEE.
+jit = functools.partial(numba.njit, cache=CACHE, nogil=True, error_model="numpy")
 
 # First-class functions are how user models reach cached kernels; numba marks the feature
 # experimental, which is no news to our users.
