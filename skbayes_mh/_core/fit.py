@@ -14,6 +14,7 @@ from sklearn.utils import Bunch
 
 from ..sampling import (Progress, ScaleTuner, Shape, Target, chain_seeds, continue_chain,
                         interruptible, run_chain, run_in_parallel, sampler_for)
+from ..sampling._parallel import WorkerLost
 from .auto import choose_proposal, choose_thin, is_auto, shaped_for_paths
 from .convergence import (LP_CHECK_DRAWS, LP_CHECK_MIN_DRAWS, LP_CHECK_ROWS,
                           modes_within_reach, warn_unvisited_modes)
@@ -259,6 +260,23 @@ def _chain_sampler(sampler_class, target, acceptance, proposal, shared, step_siz
     return sampler, tuners + sampler.warmup_tuners(shaped=auto)
 
 
+def _without_lost(chains, lost, name):
+    """The chains whose worker did not die under them, with a warning naming the lost ones
+    and how (a ``RuntimeError`` when every chain was lost)."""
+    causes = "; ".join(f"chain {c}: {type(chains[c].error).__name__}: "
+                       f"{str(chains[c].error).splitlines()[0][:200]}" for c in lost)
+    kept = [chain for chain in chains if not isinstance(chain, WorkerLost)]
+    if not kept:
+        raise RuntimeError(f"{name}.fit: the worker of every chain died under it (after the "
+                           f"backend's retries), so nothing was kept ({causes}).")
+    warnings.warn(
+        f"{name}.fit: the worker of chain{'s' if len(lost) > 1 else ''} "
+        f"{', '.join(map(str, lost))} died under it (after the backend's retries), so "
+        f"the fit keeps the other {len(kept)} chain{'s' if len(kept) > 1 else ''} "
+        f"({causes}). Fit again to sample with every chain.", UserWarning, stacklevel=6)
+    return kept
+
+
 def _collect(chains, data, settings):
     """The draws and statistics of the chains' results.
 
@@ -267,6 +285,9 @@ def _collect(chains, data, settings):
     again.
     """
     name = settings.name
+    lost = [c for c, chain in enumerate(chains) if isinstance(chain, WorkerLost)]
+    if lost:
+        chains = _without_lost(chains, lost, name)
     interrupted = any(c.interrupted for c in chains)
     # Interrupted: the chains that finished their warm-up (with n_chains above n_jobs,
     # some may not have started), each cut to the draws all of them reached.

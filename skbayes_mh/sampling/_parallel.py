@@ -25,13 +25,80 @@ def chain_seeds(random_state, n_chains):
     return check_random_state(random_state).randint(0, 2**31 - 1, size=n_chains)
 
 
+class WorkerLost:
+    """In :func:`run_in_parallel`'s results, a task whose worker died under it (after the
+    backend's own retries): ``error`` says how."""
+
+    def __init__(self, error):
+        self.error = error
+
+    def __repr__(self):
+        return f"WorkerLost({type(self.error).__name__}: {self.error})"
+
+
 def run_in_parallel(function, arguments, n_jobs):
     """``[function(*a) for a in arguments]`` through joblib, threads by default
     (:func:`chain_jobs` of them). A ``joblib.parallel_backend`` context (Dask, Ray)
-    overrides the backend without code changes."""
+    overrides the backend without code changes.
+
+    Under Dask or Ray each call is its own task, so that a worker that dies under one
+    (after the backend's retries: Dask re-runs a task up to 3 times, Ray 3) loses that call
+    only: its place holds a :class:`WorkerLost` (joblib would abandon every call, and with
+    Dask wait for ever). An exception a call raises is raised here.
+    """
+    backend, _ = get_active_backend(prefer="threads")
+    client = getattr(backend, "client", None)
+    if client is not None and hasattr(client, "submit"):  # Dask's distributed scheduler
+        return _dask_tasks(client, function, arguments)
+    if type(backend).__name__ == "RayBackend":
+        return _ray_tasks(function, arguments)
     with share_of_cores() as share:
         return Parallel(n_jobs=chain_jobs(n_jobs, share), prefer="threads")(
             delayed(function)(*a) for a in arguments)
+
+
+def _call(function, arguments, k):
+    """``function(*arguments[k])``: a task of :func:`run_in_parallel` on Ray, whose calls'
+    arguments travel as one object in the node's object store, so that what they share (the
+    data, under every chain's sampler) is sent and held once, not once per call; the store
+    outlives any worker process."""
+    return function(*arguments[k])
+
+
+def _dask_tasks(client, function, arguments):
+    # Each call's arguments in its task, which the scheduler holds: a call can be run again
+    # whichever workers died (scattered arguments die with the workers that hold them).
+    from distributed import KilledWorker
+
+    futures = [client.submit(function, *a, pure=False) for a in arguments]
+    results = []
+    for future in futures:
+        try:
+            results.append(future.result())
+        except KilledWorker as error:
+            results.append(WorkerLost(error))
+    return results
+
+
+def _ray_tasks(function, arguments):
+    import ray
+    from ray import exceptions
+
+    lost = tuple(getattr(exceptions, name) for name in (
+        "WorkerCrashedError", "RayActorError", "NodeDiedError", "ObjectLostError",
+        "OwnerDiedError") if hasattr(exceptions, name))
+    task = ray.remote(_call)
+    everything = ray.put(list(arguments))
+    references = [task.remote(function, everything, k) for k in range(len(arguments))]
+    results = []
+    for reference in references:
+        try:
+            results.append(ray.get(reference))
+        except exceptions.RayTaskError as error:  # the call raised: raise that here
+            raise error.as_instanceof_cause() from None
+        except lost as error:
+            results.append(WorkerLost(error))
+    return results
 
 
 def chain_jobs(n_jobs, share):

@@ -174,6 +174,83 @@ def test_a_chain_from_ray_continues_in_threads(backends):
     np.testing.assert_array_equal(fit.posterior_["coef"], whole.posterior_["coef"])
 
 
+def dying_chain(victim_seed, marker=None):
+    """``run_chain``, except that the chain seeded ``victim_seed`` ends its worker's process
+    half a second after it starts: every time, or with ``marker`` (a file path) only the
+    first time (that attempt creates the file). Made in a function, so that the backends'
+    picklers send it by value."""
+    def run(sampler, start, seed, *rest):
+        import os
+        import time
+
+        from skbayes_mh.sampling import run_chain
+
+        if seed == victim_seed and (marker is None or not os.path.exists(marker)):
+            if marker is not None:
+                open(marker, "w").close()
+            time.sleep(0.5)
+            os._exit(1)
+        return run_chain(sampler, start, seed, *rest)
+
+    return run
+
+
+def fit_within(seconds, context, estimator, X, y):
+    """``estimator.fit(X, y)`` under the joblib backend ``context()`` (a backend is set per
+    thread) in a thread: the fitted estimator, or a failure when it has not returned within
+    ``seconds`` (a hang); warnings are re-issued here."""
+    import threading
+    import warnings
+
+    outcome = {}
+
+    def run():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                with context():
+                    outcome["fit"] = estimator.fit(X, y)
+            except Exception as error:  # noqa: BLE001 - re-raised below
+                outcome["error"] = error
+        outcome["warnings"] = caught
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"the fit did not return within {seconds} s"
+    for caught in outcome["warnings"]:
+        warnings.warn_explicit(caught.message, caught.category, caught.filename,
+                               caught.lineno)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["fit"]
+
+
+@pytest.mark.parametrize("backend", ["dask", "ray"])
+def test_a_worker_that_dies_mid_fit_loses_nothing_else(backends, threaded_fits, backend,
+                                                       monkeypatch, tmp_path):
+    """A worker process that dies under a chain: once, the backend runs the chain again and
+    the fit equals the threaded one; every time (its retries spent), the fit keeps the
+    other chain, warns naming the lost one, and returns (no hang)."""
+    import skbayes_mh._core.fit as fit_module
+    from skbayes_mh.sampling import chain_seeds
+
+    if backend not in backends:
+        pytest.skip(f"{backend} is not installed")
+    X, y = make_data("classification", binary=True)
+    reference = threaded_fits["MinibatchMHLogisticRegression"].posterior_["coef"]
+    victim = chain_seeds(FIT["random_state"], FIT["n_chains"])[1]
+    monkeypatch.setattr(fit_module, "run_chain", dying_chain(victim, tmp_path / "died"))
+    fit = fit_within(120, backends[backend], MinibatchMHLogisticRegression(**FIT), X, y)
+    assert (tmp_path / "died").exists()
+    np.testing.assert_array_equal(fit.posterior_["coef"], reference)
+    monkeypatch.setattr(fit_module, "run_chain", dying_chain(victim))
+    with pytest.warns(UserWarning, match=r"the worker of chain 1 died under it .* keeps the "
+                                         r"other 1 "):
+        fit = fit_within(180, backends[backend], MinibatchMHLogisticRegression(**FIT), X, y)
+    np.testing.assert_array_equal(fit.posterior_["coef"], reference[:1])
+
+
 def test_read_only_inputs_everywhere_give_the_same_draws():
     """Read-only X, y and weights in this process (as a read-only memmap would be)."""
     X, y = make_data("classification", binary=True)
