@@ -37,34 +37,27 @@ def pass_threads():
 
 
 _sharing = threading.Lock()
-_active = {"works": 0, "passes": 0}
-_blas_limit = []
+_active = {"works": 0}
+#: Passes run one at a time in a process (each on its :func:`share_of_cores`): a threaded
+#: pass holds BLAS to one thread and gives it back itself, and two at once would undo each
+#: other's limits (the second records the first's limit as BLAS's own) on cores they share
+#: anyway. A pass never runs another inside its stripes.
+_one_pass_at_a_time = threading.Lock()
 
 
 @contextlib.contextmanager
-def share_of_cores(is_pass=False):
+def share_of_cores():
     """The threads a piece of parallel work (a full-data pass, or a fit's chains) may use:
     :func:`pass_threads` divided among the pieces running in this process at once, so that
-    two fits in threads of one process share the cores instead of each taking them all.
-    While any pass runs, BLAS is held to one thread (one process-wide limit, restored when
-    the last pass ends: the stripes do not compete with BLAS's threads, and concurrent
-    passes do not undo each other's limits)."""
+    two fits in threads of one process share the cores instead of each taking them all."""
     with _sharing:
         _active["works"] += 1
-        if is_pass:
-            _active["passes"] += 1
-            if not _blas_limit:
-                _blas_limit.append(threadpool_limits(limits=1, user_api="blas"))
         share = max(1, pass_threads() // _active["works"])
     try:
         yield share
     finally:
         with _sharing:
             _active["works"] -= 1
-            if is_pass:
-                _active["passes"] -= 1
-                if not _active["passes"]:
-                    _blas_limit.pop().restore_original_limits()
 
 
 def stripes(n_rows, chunk=PASS_CHUNK, n_stripes=PASS_STRIPES):
@@ -89,10 +82,11 @@ def map_stripes(function, n_rows, chunk=PASS_CHUNK):
     partial result. The first exception a stripe raises is raised here.
     """
     ranges = stripes(n_rows, chunk)
-    with share_of_cores(is_pass=True) as threads:
+    with _one_pass_at_a_time, share_of_cores() as threads:
         if min(threads, len(ranges)) <= 1:
             return [function(start, stop) for start, stop in ranges]
-        with ThreadPoolExecutor(max_workers=min(threads, len(ranges))) as executor:
+        with threadpool_limits(limits=1, user_api="blas"), \
+                ThreadPoolExecutor(max_workers=min(threads, len(ranges))) as executor:
             futures = [executor.submit(function, start, stop) for start, stop in ranges]
             return [future.result() for future in futures]
 
@@ -119,13 +113,14 @@ def sum_stripes(function, n_rows, chunk=PASS_CHUNK):
     few of them, not one per stripe."""
     ranges = stripes(n_rows, chunk)
     total = None
-    with share_of_cores(is_pass=True) as threads:
+    with _one_pass_at_a_time, share_of_cores() as threads:
         threads = min(threads, len(ranges))
         if threads <= 1:
             for start, stop in ranges:
                 total = add_parts(total, function(start, stop))
             return total
-        with ThreadPoolExecutor(max_workers=threads) as executor:
+        with threadpool_limits(limits=1, user_api="blas"), \
+                ThreadPoolExecutor(max_workers=threads) as executor:
             waiting = deque()
             for start, stop in ranges:
                 waiting.append(executor.submit(function, start, stop))

@@ -5,7 +5,8 @@ A fit runs its full-data passes on ``pass_threads()`` threads (every core this p
 use, at most ``NUMBA_NUM_THREADS``, which joblib's process workers set to their share of
 the cores) and its chains on ``n_jobs`` threads ("all cores", a negative ``n_jobs``,
 counting that share only). Pieces of parallel work running at once in one process (two
-fits in threads) divide the share between them (``_passes.share_of_cores``)."""
+fits in threads) divide the share between them (``_passes.share_of_cores``), and passes run
+one at a time."""
 import threading
 
 import joblib
@@ -29,44 +30,42 @@ def test_pieces_running_at_once_share_the_cores():
     with share_of_cores() as alone:
         assert alone == cores
         assert chain_jobs(-1, alone) == cores and chain_jobs(None, alone) is None
-        with share_of_cores(is_pass=True) as second:
+        with share_of_cores() as second:
             assert second == max(1, cores // 2)
     with share_of_cores() as again:
         assert again == cores  # released
 
 
-def test_overlapping_passes_in_threads_restore_the_blas_threads():
-    # Two passes in two threads, the first ending while the second runs: the process-wide
-    # BLAS limit is held until the last ends (each pass setting and restoring its own would
-    # leave BLAS at one thread for good where the limit is global, as with MKL), and BLAS
-    # gets its own thread count back. (How a limit set in one thread shows in another
-    # depends on the BLAS: OpenBLAS's does not show in threads that did not set it.)
-    from skbayes_mh import _passes
+def test_two_passes_at_once_never_run_more_stripes_than_cores():
+    # Two passes in two threads run one at a time (each holds BLAS to one thread and gives it
+    # back itself), and BLAS gets its thread count back.
+    import time
+
+    from skbayes_mh._passes import sum_stripes
 
     before = _blas_threads()
-    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
-    seen = {}
+    spans = []
+    start = threading.Barrier(2)
 
-    def first():
-        with share_of_cores(is_pass=True):
-            first_in.set()
-            second_in.wait()
-        first_out.set()
+    def one_pass():
+        def stripe(begin_row, end_row):
+            begin = time.perf_counter()
+            time.sleep(0.02)
+            spans.append((begin, time.perf_counter()))
+            return (end_row - begin_row,)
 
-    def second():
-        first_in.wait()
-        with share_of_cores(is_pass=True):
-            second_in.set()
-            first_out.wait()
-            seen["during"] = (_passes._active["passes"], len(_passes._blas_limit))
+        start.wait()
+        assert sum_stripes(stripe, 4 * PASS_CHUNK)[0] == 4 * PASS_CHUNK
 
-    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    threads = [threading.Thread(target=one_pass) for _ in range(2)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(timeout=30)
-    assert seen["during"] == (1, 1)  # the second pass alone, still under the limit
-    assert (_passes._active["passes"], len(_passes._blas_limit)) == (0, 0)
+    assert len(spans) == 8
+    running = max(sum(begin <= moment < end for begin, end in spans)
+                  for moment, _ in spans)
+    assert running <= pass_threads()
     assert _blas_threads() == before
 
 
