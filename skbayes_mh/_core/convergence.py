@@ -35,6 +35,14 @@ LP_CHECK_DRAWS = 20
 #: costs about a tenth of a second at most), but never fewer than :data:`LP_CHECK_MIN_DRAWS`.
 LP_CHECK_ROWS = 2e7
 LP_CHECK_MIN_DRAWS = 4
+#: A fit of an approximate test warns when its estimated per-test error in acceptance
+#: probability (:func:`check_test_error`) exceeds this: one decision in twenty may differ
+#: from the exact test's.
+TEST_ERROR_WARNING = 0.05
+#: The largest of ``|x^2 - 1| phi(x) / 6`` over ``x``, at ``x = 0``: the first Edgeworth
+#: term's largest gap between the distribution of a standardised mean and the normal, per
+#: unit of skewness over ``sqrt(b)``.
+EDGEWORTH_GAP = 1.0 / (6.0 * np.sqrt(2.0 * np.pi))
 #: Firefly warns when its chains kept more than this fraction of the rows bright on average
 #: (each bright row is a likelihood query per iteration: the bounds are too loose to pay).
 FIREFLY_MAX_BRIGHT_FRACTION = 0.5
@@ -66,19 +74,21 @@ def warn_unvisited_modes(modes, n_chains, name, stacklevel=5):
         ConvergenceWarning, stacklevel=stacklevel)
 
 
-def diagnose(posterior, name, stacklevel, levels=None):
+def diagnose(posterior, name, stacklevel, levels=None, test_error=None):
     """R-hat, bulk and tail ESS of every variable of ``posterior`` (a
     :class:`~skbayes_mh.posterior.Posterior`), with a :class:`ConvergenceWarning` naming
     the worst parameter (and any chain that never moved) when the chains do not meet
     :data:`MAX_RHAT` and :data:`MIN_ESS_PER_CHAIN`; with ``levels`` (the log posterior at
     evenly spaced draws of each chain, ``(n_chains, n_evaluated)``) also
-    :func:`check_chain_levels`.
+    :func:`check_chain_levels`, and with ``test_error`` (an approximate test's estimated
+    error, a Bunch) :func:`check_test_error`.
 
     Returns
     -------
     Bunch
         ``r_hat``, ``ess_bulk``, ``ess_tail``: a Bunch per statistic, by variable; with
-        ``levels``, ``log_posterior`` (:func:`check_chain_levels`).
+        ``levels``, ``log_posterior`` (:func:`check_chain_levels`); with ``test_error``,
+        ``test_error``.
     """
     found = {"r_hat": {}, "ess_bulk": {}, "ess_tail": {}}
     for variable, draws in posterior.draws.items():
@@ -107,6 +117,8 @@ def diagnose(posterior, name, stacklevel, levels=None):
     result = Bunch(**{key: Bunch(**value) for key, value in found.items()})
     if levels is not None:
         result.log_posterior = check_chain_levels(levels, name, stacklevel + 1)
+    if test_error is not None:
+        result.test_error = check_test_error(test_error, name, stacklevel + 1)
     return result
 
 
@@ -151,6 +163,41 @@ def check_chain_levels(levels, name, stacklevel):
             f"diagnostics_.log_posterior has each chain's values: keep the chains you trust "
             f"(posterior_ per chain), or look for the rows that make the other mode (e.g. "
             f"high leverage).", ConvergenceWarning, stacklevel=stacklevel)
+    return found
+
+
+def normality_error(skewness, batch, n_data):
+    """The first Edgeworth term's estimate of the largest gap between the distribution of
+    the mean of ``batch`` rows drawn without replacement from ``n_data`` (per-row terms of
+    skewness ``skewness``), standardised, and the normal: the error in acceptance
+    probability that a test assuming the mean normal makes (the minibatch test's correction,
+    Austerity's t-test). 0 when the batch is every row; an estimate, not a bound (the
+    Berry-Esseen bound, ``6.4 E|X|^3 / sqrt(b)`` by Seita et al.'s Corollary 1, exceeds 1 at
+    the hundred rows a test reads)."""
+    batch = np.minimum(np.asarray(batch, dtype=float), n_data)
+    if n_data <= 2:
+        return np.zeros_like(batch)
+    # The skewness of a mean without replacement: gamma (N - 2b) / (N - 2) sqrt((N - 1) /
+    # (N - b)) / sqrt(b).
+    with np.errstate(divide="ignore", invalid="ignore"):
+        finite = np.abs(n_data - 2 * batch) / (n_data - 2) * np.sqrt(
+            (n_data - 1) / (n_data - batch))
+        gap = EDGEWORTH_GAP * np.abs(skewness) * finite / np.sqrt(batch)
+    return np.where(batch >= n_data, 0.0, gap)
+
+
+def check_test_error(found, name, stacklevel):
+    """A :class:`ConvergenceWarning` when an approximate test's estimated per-test error
+    ``found.per_test`` exceeds :data:`TEST_ERROR_WARNING`; returns ``found``."""
+    if found.per_test > TEST_ERROR_WARNING:
+        warnings.warn(
+            f"{name}: the {found.test} test's decisions may differ from the exact test's in "
+            f"about {found.per_test:.0%} of its tests (estimated: {found.design:.3g} from "
+            f"its own analysis, {found.normality:.3g} from the skewness of the rows' log ratios, "
+            f"{found.skewness:.2g}, over the {found.rows_per_test:.0f} rows a test reads), "
+            f"above {TEST_ERROR_WARNING:g}. acceptance='metropolis' is exact; a larger "
+            f"batch_size (or a smaller epsilon or delta) errs less. diagnostics_.test_error "
+            f"has the figures.", ConvergenceWarning, stacklevel=stacklevel)
     return found
 
 

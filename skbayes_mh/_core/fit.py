@@ -5,11 +5,13 @@ variates or Firefly's bounds), seeds and runs the chains in parallel and collect
 draws; ``continue_posterior`` runs a ``warm_start`` fit's chains on. Neither reads or sets
 an estimator's attributes: they take their inputs as arguments and return a
 :class:`FitResult`."""
+import functools
 import time
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats
 from sklearn.utils import Bunch
 
 from ..sampling import (Progress, ScaleTuner, Shape, Target, chain_seeds, continue_chain,
@@ -17,7 +19,13 @@ from ..sampling import (Progress, ScaleTuner, Shape, Target, chain_seeds, contin
 from ..sampling._parallel import WorkerLost
 from .auto import choose_proposal, choose_thin, is_auto, shaped_for_paths
 from .convergence import (LP_CHECK_DRAWS, LP_CHECK_MIN_DRAWS, LP_CHECK_ROWS,
-                          modes_within_reach, warn_unvisited_modes)
+                          modes_within_reach, normality_error, warn_unvisited_modes)
+
+#: The error of an approximate test is estimated at this many pairs of consecutive draws
+#: of each chain ...
+ERROR_CHECK_PAIRS = 5
+#: ... from the rows' log ratios on a random subsample of this many rows.
+ERROR_CHECK_ROWS = 5_000
 
 #: Each chain starts at a draw of the Laplace approximation around its mode with every sd
 #: multiplied by this: over-dispersed (Gelman and Rubin 1992), so that chains that do not
@@ -64,6 +72,8 @@ class FitResult:
     levels : ndarray of shape (n_chains, n_evaluated)
         The exact tempered log posterior at evenly spaced draws of each chain (for
         :func:`~skbayes_mh._core.convergence.check_chain_levels`).
+    test_error : Bunch or None
+        An approximate test's estimated per-test error (:func:`test_error`).
     interrupted : bool
     thin, n_iter : ndarray of shape (n_chains,)
     acceptance_rate : float
@@ -80,6 +90,7 @@ class FitResult:
     stats: dict
     chains: list
     levels: np.ndarray
+    test_error: object
     interrupted: bool
     thin: np.ndarray
     n_iter: np.ndarray
@@ -240,8 +251,71 @@ def chain_levels(target, draws, cv=None):
     index = np.linspace(0, n_draws - 1, n_evaluated).round().astype(int)
     thetas = draws[:, index].reshape(-1, d)
     values = (target.log_posterior_estimates(thetas, cv) if with_cv
-              else [target.log_posterior(theta) for theta in thetas])
+              else target.log_posteriors(thetas))
     return np.reshape(values, (n_chains, n_evaluated))
+
+
+class Moves:
+    """Pairs of consecutive draws of a fit's chains (:data:`ERROR_CHECK_PAIRS` a chain),
+    as an approximate test sees them: ``ratios`` (pairs, rows), each row's tempered log
+    ratio less its control variate (with control variates ``cv``) on
+    :data:`ERROR_CHECK_ROWS` random rows; ``spreads``, their sds; ``deltas``, the full-data
+    log posterior ratios (computed when first asked for). Pairs that did not move are left
+    out."""
+
+    def __init__(self, target, draws, cv):
+        self.target, self.cv, self.n_data = target, cv, target.n_data
+        index = np.linspace(0, draws.shape[1] - 2, ERROR_CHECK_PAIRS if draws.shape[1] > 1
+                            else 0).round().astype(int)
+        before = draws[:, index].reshape(-1, draws.shape[2])
+        after = draws[:, index + 1].reshape(-1, draws.shape[2])
+        terms = target.row_terms(np.concatenate([before, after]), cv, ERROR_CHECK_ROWS)
+        # Tempered, and without the subsample's N / rows weight.
+        ratios = (terms[len(before):] - terms[:len(before)]) * target.inv_temperature * (
+            min(ERROR_CHECK_ROWS, self.n_data) / self.n_data)
+        moved = np.ptp(ratios, axis=1) > 0
+        self.before, self.after, self.ratios = before[moved], after[moved], ratios[moved]
+        self.spreads = self.ratios.std(axis=1)
+
+    def __len__(self):
+        return len(self.ratios)
+
+    @functools.cached_property
+    def deltas(self):
+        thetas = np.concatenate([self.before, self.after])
+        target, cv = self.target, self.cv
+        levels = (target.log_posterior_estimates(thetas, cv) if cv is not None and cv[0]
+                  else target.log_posteriors(thetas))
+        return levels[len(self.before):] - levels[:len(self.before)]
+
+
+def test_error(chains, draws):
+    """An approximate test's estimated per-test error in acceptance probability, from the
+    chains that ran it, at their :class:`Moves`: the sum of ``design``, the error the
+    test's own analysis gives there (``AcceptanceTest.design_error``), and, for a test that
+    takes the minibatch mean as normal (``normal_mean``), ``normality``, the first Edgeworth
+    term of that approximation (:func:`~skbayes_mh._core.convergence.normality_error`) at
+    the moves' median skewness and the rows a test read on average.
+
+    Returns
+    -------
+    Bunch or None
+        ``test``, ``per_test`` (the sum), ``design``, ``normality``, ``skewness``,
+        ``rows_per_test``; None for an exact test.
+    """
+    sampler = chains[0].sampler
+    acceptance = sampler.acceptance
+    if acceptance.exact:
+        return None
+    rows = float(np.mean([c.stats["n_data_read"].mean() / c.thin for c in chains]))
+    moves = Moves(sampler.target, draws, getattr(sampler, "cv", None))
+    skewness = normality = 0.0
+    if acceptance.normal_mean and len(moves):
+        skewness = float(np.nanmedian(np.abs(stats.skew(moves.ratios, axis=1))))
+        normality = float(normality_error(skewness, rows, sampler.target.n_data))
+    design = acceptance.design_error(moves)
+    return Bunch(test=acceptance.name, per_test=design + normality, design=design,
+                 normality=normality, skewness=skewness, rows_per_test=rows)
 
 
 def _chain_sampler(sampler_class, target, acceptance, proposal, shared, step_size):
@@ -320,7 +394,7 @@ def _collect(chains, data, settings):
         draws=draws, stats=stats, chains=chains,
         levels=chain_levels(started[0].sampler.target, draws,
                             getattr(started[0].sampler, "cv", None)),
-        interrupted=interrupted,
+        test_error=test_error(started, draws), interrupted=interrupted,
         thin=thin,
         n_iter=settings.n_warmup + n_kept * thin,
         acceptance_rate=float(stats["acceptance_rate"].mean()),

@@ -104,3 +104,15 @@ class AcceptanceTest(StoredParameters, BaseEstimator):
         """float: the bound on the per-test error in acceptance probability that the test
         guarantees or states (0 for exact tests, NaN when it states none)."""
         return 0.0 if self.exact else float("nan")
+
+    #: Whether the test takes the mean of a minibatch's log ratios as normal, so that its
+    #: error includes that approximation's (``_core.convergence.normality_error``).
+    normal_mean = False
+
+    def design_error(self, moves):
+        """The per-test error in acceptance probability that the test's own analysis gives
+        at a fit's ``moves`` (pairs of states, with ``deltas`` and ``spreads``: their
+        full-data log acceptance ratios and the sds of their per-row log ratios): by
+        default :meth:`stated_error`, 0 where it states none."""
+        error = self.stated_error()
+        return float(error) if np.isfinite(error) else 0.0

@@ -161,6 +161,27 @@ class Austerity(AcceptanceTest):
         error, _ = self.decision_error(1e-9, n_data)
         return float(error[0])
 
+    normal_mean = True
+
+    #: :meth:`design_error` integrates over ``u`` with this many nodes a side (about 20 ms
+    #: a move) ...
+    DESIGN_ERROR_NODES = 16
+    #: ... at this many of the moves.
+    DESIGN_ERROR_MOVES = 5
+
+    def design_error(self, moves):
+        """The mean absolute :meth:`acceptance_error` at up to
+        :data:`DESIGN_ERROR_MOVES` of ``moves`` (their log ratios and spreads; 0 for
+        none)."""
+        if not len(moves):
+            return 0.0
+        deltas, spreads = moves.deltas, moves.spreads
+        picked = np.linspace(0, deltas.size - 1, min(deltas.size, self.DESIGN_ERROR_MOVES))
+        with np.errstate(over="ignore"):  # exp(delta) of a far move: its u-interval is empty
+            return float(np.mean([abs(self.acceptance_error(
+                deltas[k], spreads[k], moves.n_data, self.DESIGN_ERROR_NODES)[0])
+                for k in picked.round().astype(int)]))
+
     def stated_error(self, n_data=None):
         """The worst-case error for ``n_data`` rows (:meth:`worst_case_error`); without
         ``n_data``, ``epsilon``, the level of each stage."""

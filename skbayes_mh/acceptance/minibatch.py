@@ -88,3 +88,10 @@ class MinibatchBarker(AcceptanceTest):
         if self.delta is None:
             return float("nan")
         return float(self.delta) + self.correction.sup_error
+
+    normal_mean = True
+
+    def design_error(self, moves):
+        """:meth:`stated_error`, or without ``delta`` the correction's sup-error."""
+        error = self.stated_error()
+        return float(error) if np.isfinite(error) else float(self.correction.sup_error)

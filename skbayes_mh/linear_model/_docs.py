@@ -50,8 +50,8 @@ proposal : str or Proposal, default="auto"
 step_size : "auto" or float, default="auto"
     ``"auto"``: the proposal is shaped by the Laplace covariance and, during warm-up,
     refined from the warm-up draws (a full covariance while ``N d^2`` and ``d`` allow,
-    per-coordinate scales beyond: ``docs/choosing.md``) and scaled toward the proposal's optimal acceptance
-    rate, then frozen. A float: an isotropic proposal scale, as in the papers.
+    low-rank-plus-diagonal beyond: ``docs/choosing.md``) and scaled toward the proposal's
+    optimal acceptance rate, then frozen. A float: an isotropic proposal scale, as in the papers.
 """
 
 #: ``Parameters`` entries of the priors' scaling and the intercept.
@@ -94,7 +94,9 @@ diagnostics_ : Bunch
     evenly spaced draws of each chain (``values`` of shape (n_chains, n_evaluated), each
     chain's ``mean`` and ``sd``, ``gap_se``); ``fit`` warns, naming the chains, when a
     chain's mean lies below the highest chain's by more than Monte Carlo noise (about 6
-    ``gap_se``; different modes).
+    ``gap_se``; different modes). ``test_error`` (approximate tests only): the estimated
+    error per test in acceptance probability, ``per_test`` = ``design`` + ``normality``,
+    with ``skewness`` and ``rows_per_test``; ``fit`` warns above 0.05.
 data_passes_ : Bunch
     Full passes over the data the fit made: ``validation``, ``map_laplace`` (a
     subsample's as a fraction), ``control_variates``, Firefly's ``firefly_bounds`` and

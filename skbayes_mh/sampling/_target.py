@@ -17,6 +17,9 @@ from ..models._optimize import (LowRankCovariance, full_covariance_affordable,
 #: :meth:`Target.log_posterior_estimates` estimates the sum of the rows' Taylor remainders
 #: on a random subsample of this many rows.
 REMAINDER_ROWS = 5_000
+#: :meth:`Target.log_posteriors` sums a table of rows' log-likelihoods up to this many
+#: entries (80 MB).
+ROW_TABLE_MAX = 10_000_000
 
 
 @dataclass
@@ -141,6 +144,17 @@ class Target:
         loglik = self.model.loglik_derivatives(self.data, theta, order=0, full=False)[0]
         return self.inv_temperature * loglik + self.prior.log_density(theta)[0]
 
+    def log_posteriors(self, thetas):
+        """:meth:`log_posterior` at each of ``thetas`` (S, d): from a table of every row's
+        log-likelihood at each (:meth:`row_terms`, one kernel call a theta, no threads) when
+        it holds at most :data:`ROW_TABLE_MAX` entries, else one full-data pass each."""
+        thetas = np.asarray(thetas, dtype=np.float64)
+        if len(thetas) * self.n_data > ROW_TABLE_MAX:
+            return np.array([self.log_posterior(theta) for theta in thetas])
+        loglik = self.row_terms(thetas, n_rows=self.n_data).sum(axis=1)
+        log_prior = np.array([self.prior.log_density(theta)[0] for theta in thetas])
+        return self.inv_temperature * loglik + log_prior
+
     def log_posterior_estimates(self, thetas, cv, n_rows=REMAINDER_ROWS, random_state=0):
         """The tempered log posterior at each of ``thetas`` without a full-data pass each (a
         linear model's): the control variates' quadratic proxy, whose full-data sum ``cv``
@@ -162,6 +176,28 @@ class Target:
             NaN where the log-likelihood of a subsampled row is not finite.
         """
         center, gradient, hessian = cv[1], cv[2], cv[3]
+        thetas = np.asarray(thetas, dtype=np.float64)
+        remainders = self.row_terms(thetas, cv, n_rows, random_state).sum(axis=1)
+        reference = self.extra.get("reference")
+        total = (reference[1] if reference is not None and np.array_equal(reference[0], center)
+                 else self.loglik_derivatives(center, order=0)[0])
+        deltas = thetas - center
+        proxies = (total + deltas @ gradient
+                   + 0.5 * np.einsum("si,ij,sj->s", deltas, hessian, deltas))
+        log_prior = np.array([self.prior.log_density(theta)[0] for theta in thetas])
+        return self.inv_temperature * (proxies + remainders) + log_prior
+
+    def row_terms(self, thetas, cv=None, n_rows=REMAINDER_ROWS, random_state=0):
+        """Each row's (untempered, weighted) log-likelihood at each of ``thetas`` less, with
+        control variates ``cv``, its Taylor proxy there: the terms whose sums a subsampling
+        test estimates, on a random subsample of ``n_rows`` rows (every row when there are
+        fewer), each weighted by ``N / n_rows`` too (a linear model's).
+
+        Returns
+        -------
+        ndarray of shape (S, rows)
+            NaN in the rows of a theta where some row's log-likelihood is not finite.
+        """
         model = self.model
         part = (self.data if self.n_data <= n_rows
                 else self.data.subsample(n_rows, random_state))
@@ -170,30 +206,26 @@ class Target:
         spec = model.spec(part)
         at_center = np.empty(rows)
         slopes, curvatures = np.empty((rows, m)), np.empty((rows, m, m))
-        if linear_derivatives(spec, center, 0, rows, 2, at_center, slopes,
-                              curvatures) != STATUS_OK:
-            return np.full(len(thetas), np.nan)
-        reference = self.extra.get("reference")
-        total = (reference[1] if reference is not None and np.array_equal(reference[0], center)
-                 else self.loglik_derivatives(center, order=0)[0])
-        values, shift = np.empty(rows), np.empty((rows, m))
-        estimates = []
-        for theta in np.asarray(thetas, dtype=np.float64):
+        with_cv = cv is not None and cv[0]
+        terms = np.full((len(thetas), rows), np.nan)
+        if with_cv and linear_derivatives(spec, cv[1], 0, rows, 2, at_center, slopes,
+                                          curvatures) != STATUS_OK:
+            return terms
+        shift = np.empty((rows, m))
+        for s, theta in enumerate(np.asarray(thetas, dtype=np.float64)):
             theta = np.ascontiguousarray(theta)
-            if linear_derivatives(spec, theta, 0, rows, 0, values, slopes[:0],
+            if linear_derivatives(spec, theta, 0, rows, 0, terms[s], slopes[:0],
                                   curvatures[:0]) != STATUS_OK:
-                estimates.append(np.nan)
+                terms[s] = np.nan
                 continue
-            delta = theta - center
-            shift[:, :K] = part.design_times(0, rows, delta[:K * block].reshape(K, block).T)
-            shift[:, K:] = delta[K * block:]
-            proxies = (at_center + np.einsum("ra,ra->r", slopes, shift)
-                       + 0.5 * np.einsum("ra,rab,rb->r", shift, curvatures, shift))
-            loglik = (total + gradient @ delta + 0.5 * delta @ hessian @ delta
-                      + np.sum(values - proxies))
-            estimates.append(self.inv_temperature * loglik
-                             + self.prior.log_density(theta)[0])
-        return np.array(estimates)
+            if with_cv:
+                delta = theta - cv[1]
+                shift[:, :K] = part.design_times(0, rows,
+                                                 delta[:K * block].reshape(K, block).T)
+                shift[:, K:] = delta[K * block:]
+                terms[s] -= (at_center + np.einsum("ra,ra->r", slopes, shift)
+                             + 0.5 * np.einsum("ra,rab,rb->r", shift, curvatures, shift))
+        return terms
 
     def loglik_derivatives(self, theta, order=2):
         """``(sum w_i l_i, gradient, Hessian)`` at ``theta`` in one full-data pass (untempered;

@@ -70,6 +70,8 @@ def test_levels_are_the_exact_log_posterior_at_evenly_spaced_draws(target):
     draws = target.mean + 0.1 * rng.normal(size=(3, 50, target.n_params))
     levels = chain_levels(target, draws)
     assert levels.shape == (3, 20)
+    np.testing.assert_allclose(target.log_posteriors(draws[0, :2]),
+                               [target.log_posterior(theta) for theta in draws[0, :2]])
     np.testing.assert_allclose(levels[1, -1], target.log_posterior(draws[1, -1]))
     np.testing.assert_allclose(levels[2, 0], target.log_posterior(draws[2, 0]))
     assert chain_levels(target, draws[:, :3]).shape == (3, 3)  # at most every draw
