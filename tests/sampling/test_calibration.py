@@ -173,3 +173,4 @@ def test_the_checks_detect_the_variance_error_they_state():
     assert flagged[0.0] <= 2
     # Power 0.9 over 60 studies: at least 45 flagged (binomial, 4 sd below 54).
     assert flagged[delta] >= 45, (delta, flagged)
+
