@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow
 
 def default_fit_ranks(n_replications, n_rows, n_features, seed):
     """SBC ranks of ``MinibatchMHLogisticRegression``'s default fit (its own MAP, control
-    variates, test, proposal, warm-up and thinning; 2 chains of 100 kept draws), on tall
+    variates, test, proposal, warm-up and thinning; one chain of 150 kept draws), on tall
     data at temperature 1, with the raw-scale prior ``N(0, 1)`` on every weight and the
     intercept (``autoscale=False, intercept_prior_scale=1``, so that ``theta*`` is drawn
     from exactly the prior the fit uses), and the fits' resolved test and proposal."""
@@ -33,10 +33,10 @@ def default_fit_ranks(n_replications, n_rows, n_features, seed):
         theta_star = generator.normal(size=n_features + 1)
         eta = X @ theta_star[:-1] + theta_star[-1]
         y = (generator.random(n_rows) < 1.0 / (1.0 + np.exp(-eta))).astype(int)
-        with warnings.catch_warnings():  # 2 x 100 draws: short of the ESS fit wants
+        with warnings.catch_warnings():  # 150 draws: short of the ESS a fit wants
             warnings.simplefilter("ignore", ConvergenceWarning)
             fit = MinibatchMHLogisticRegression(autoscale=False, intercept_prior_scale=1.0,
-                                                n_chains=2, n_draws=100,
+                                                n_chains=1, n_draws=150,
                                                 random_state=replication).fit(X, y)
         resolved.add((fit.acceptance_.name, fit.proposal_.name, fit.control_variates_))
         draws = np.concatenate([fit.posterior_.get("coef", flat=True),
