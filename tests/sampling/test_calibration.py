@@ -140,11 +140,17 @@ def test_simulation_based_calibration(acceptance, n_params, n_rows, n_replicatio
     assert accepted > 0.2  # the chains moved
     if not resolve_acceptance(acceptance).exact:
         assert reads < 0.5 * n_rows  # the subsampling tests read a fraction of the rows
+    assert_uniform_ranks(ranks, detectable)
+
+
+def assert_uniform_ranks(ranks, detectable):
+    """The two checks of the module docstring on SBC ``ranks`` (0..L), each at ``ALPHA``;
+    ``detectable`` (the variance error they detect) goes into the message."""
     histogram = np.bincount(ranks, minlength=N_RANK_DRAWS + 1)
     chi_square = stats.chisquare(histogram)
     assert chi_square.pvalue > ALPHA, (histogram, chi_square.pvalue)
     rank_sd = np.sqrt(((N_RANK_DRAWS + 1) ** 2 - 1) / 12.0)
-    z = (ranks.mean() - N_RANK_DRAWS / 2) / (rank_sd / np.sqrt(n_replications))
+    z = (ranks.mean() - N_RANK_DRAWS / 2) / (rank_sd / np.sqrt(ranks.size))
     assert abs(z) < stats.norm.isf(ALPHA / 2), (
         f"mean rank {ranks.mean():.3f} is {z:.2f} standard errors from {N_RANK_DRAWS / 2}; "
         f"detectable variance error {detectable:.1%}")
