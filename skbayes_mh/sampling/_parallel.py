@@ -71,13 +71,7 @@ def _dask_tasks(client, function, arguments):
     from distributed import KilledWorker
 
     futures = [client.submit(function, *a, pure=False) for a in arguments]
-    results = []
-    for future in futures:
-        try:
-            results.append(future.result())
-        except KilledWorker as error:
-            results.append(WorkerLost(error))
-    return results
+    return _gathered(futures, lambda future: future.result(), (KilledWorker,))
 
 
 def _ray_tasks(function, arguments):
@@ -90,12 +84,23 @@ def _ray_tasks(function, arguments):
     task = ray.remote(_call)
     everything = ray.put(list(arguments))
     references = [task.remote(function, everything, k) for k in range(len(arguments))]
-    results = []
-    for reference in references:
+
+    def get(reference):
         try:
-            results.append(ray.get(reference))
+            return ray.get(reference)
         except exceptions.RayTaskError as error:  # the call raised: raise that here
             raise error.as_instanceof_cause() from None
+
+    return _gathered(references, get, lost)
+
+
+def _gathered(tasks, get, lost):
+    """``get(task)`` of each task in order; a :class:`WorkerLost` in the place of one whose
+    ``get`` raised one of the exception types ``lost`` (its worker died)."""
+    results = []
+    for task in tasks:
+        try:
+            results.append(get(task))
         except lost as error:
             results.append(WorkerLost(error))
     return results

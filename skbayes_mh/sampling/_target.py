@@ -144,11 +144,15 @@ class Target:
         loglik = self.model.loglik_derivatives(self.data, theta, order=0, full=False)[0]
         return self.inv_temperature * loglik + self.prior.log_density(theta)[0]
 
-    def log_posteriors(self, thetas):
-        """:meth:`log_posterior` at each of ``thetas`` (S, d): from a table of every row's
-        log-likelihood at each (:meth:`row_terms`, one kernel call a theta, no threads) when
-        it holds at most :data:`ROW_TABLE_MAX` entries, else one full-data pass each."""
+    def log_posteriors(self, thetas, cv=None):
+        """:meth:`log_posterior` at each of ``thetas`` (S, d). With control variates ``cv``
+        in use, estimated from them (:meth:`log_posterior_estimates`, no full-data pass);
+        otherwise exact, from a table of every row's log-likelihood at each
+        (:meth:`row_terms`, one kernel call a theta, no threads) when it holds at most
+        :data:`ROW_TABLE_MAX` entries, else one full-data pass each."""
         thetas = np.asarray(thetas, dtype=np.float64)
+        if cv is not None and cv[0]:
+            return self.log_posterior_estimates(thetas, cv)
         if len(thetas) * self.n_data > ROW_TABLE_MAX:
             return np.array([self.log_posterior(theta) for theta in thetas])
         loglik = self.row_terms(thetas, n_rows=self.n_data).sum(axis=1)
