@@ -146,16 +146,35 @@ def first_bad_row(array, start, stop):
     return -1
 
 
+def column_extremes(block):
+    """Each column's minimum and maximum over the rows of the C-ordered ``block`` (1-D: its
+    minimum and maximum). The rows are folded into rows of at least 512 values first: NumPy
+    reduces a C-ordered array along its rows several times faster when they are long."""
+    if block.ndim == 1:
+        return block.min(), block.max()
+    n_rows, width = block.shape
+    fold = max(1, 512 // max(width, 1))
+    folded = (n_rows // fold) * fold
+    parts = [block[:folded].reshape(folded // fold, fold * width)] if folded else []
+    low = [part.min(axis=0).reshape(fold, width).min(axis=0) for part in parts]
+    high = [part.max(axis=0).reshape(fold, width).max(axis=0) for part in parts]
+    if folded < n_rows:
+        low.append(block[folded:].min(axis=0))
+        high.append(block[folded:].max(axis=0))
+    return np.minimum.reduce(low), np.maximum.reduce(high)
+
+
 def moments(array, start, stop, weights=None):
     """Sums over rows ``start..stop-1`` of ``array`` (1-D, or 2-D column by column), each
     row counted ``weights[i]`` times (once without weights), shifted by the first row for
-    accuracy: ``count``, ``shift``, ``total``, ``square`` and, for a 1-D ``array``, ``low``
-    (its minimum over all rows; infinity for 2-D). :func:`combine_moments` turns parts of
-    them into means and sds."""
+    accuracy: ``count``, ``shift``, ``total``, ``square``, and the unweighted ``low`` and
+    ``high`` (the minimum and maximum over the rows, a row of weight 0 included).
+    :func:`combine_moments` turns parts of them into means, sds and ranges."""
     width = np.shape(array)[1:]
     shift = (np.asarray(array[start], dtype=np.float64).copy() if stop > start
              else np.zeros(width))
-    total, square, low, count = np.zeros(width), np.zeros(width), np.inf, 0.0
+    total, square, count = np.zeros(width), np.zeros(width), 0.0
+    low, high = np.full(width, np.inf), np.full(width, -np.inf)
     for begin, end in chunks(start, stop):
         block = np.asarray(array[begin:end], dtype=np.float64) - shift
         weight = np.ones(end - begin) if weights is None else weights[begin:end]
@@ -164,19 +183,23 @@ def moments(array, start, stop, weights=None):
         # C-ordered block are several times slower.
         total += weight @ block
         square += weight @ (block * block)
-        if block.ndim == 1:
-            low = min(low, float(block.min() + shift))
-    return {"count": count, "shift": shift, "total": total, "square": square, "low": low}
+        block_low, block_high = column_extremes(block)
+        low, high = np.minimum(low, block_low + shift), np.maximum(high, block_high + shift)
+    return {"count": count, "shift": shift, "total": total, "square": square, "low": low,
+            "high": high}
 
 
 def combine_moments(parts):
-    """``(mean, sd, minimum)`` over the rows of all ``parts`` (:func:`moments`' results)."""
+    """``(mean, sd, minimum, maximum)`` over the rows of all ``parts`` (:func:`moments`'
+    results)."""
     n = sum(part["count"] for part in parts)
     mean = sum(part["shift"] * part["count"] + part["total"] for part in parts) / n
     # Each part's sum of squares about the overall mean, from its shifted sums.
     square = sum(part["square"] + 2 * (part["shift"] - mean) * part["total"]
                  + part["count"] * (part["shift"] - mean) ** 2 for part in parts)
-    return mean, np.sqrt(np.maximum(square, 0.0) / n), min(part["low"] for part in parts)
+    return (mean, np.sqrt(np.maximum(square, 0.0) / n),
+            np.minimum.reduce([part["low"] for part in parts]),
+            np.maximum.reduce([part["high"] for part in parts]))
 
 
 def scan_data(X, y, classes=False, weights=None):
@@ -186,9 +209,9 @@ def scan_data(X, y, classes=False, weights=None):
 
     Returns
     -------
-    dict with ``x_mean`` and ``x_std`` (n_features,) and ``classes`` (the sorted distinct
-    values of ``y``, with ``classes``), or ``min``, ``mean`` and ``std`` of ``y`` (numeric
-    ``y``).
+    dict with ``x_mean``, ``x_std``, ``x_min`` and ``x_max`` (n_features,) and ``classes``
+    (the sorted distinct values of ``y``, with ``classes``), or ``min``, ``mean`` and ``std``
+    of ``y`` (numeric ``y``).
     """
     if sp.issparse(X):
         return combine_scans([scan_sparse(X, y, classes, weights)], classes)
@@ -216,7 +239,9 @@ def scan_sparse(X, y, classes, weights=None):
     if bad_x < 0:
         found["x"] = {"count": float(weight.sum()), "shift": np.zeros(X.shape[1]),
                       "total": np.asarray(weight @ X),
-                      "square": np.asarray(weight @ X.multiply(X)), "low": np.inf}
+                      "square": np.asarray(weight @ X.multiply(X)),
+                      "low": X.min(axis=0).toarray().ravel(),
+                      "high": X.max(axis=0).toarray().ravel()}
     if classes:
         found["classes"] = np.unique(np.asarray(y))
     elif bad_y < 0:
@@ -247,12 +272,12 @@ def combine_scans(parts, classes):
         rows = [part[key] for part in parts if part[key] >= 0]
         if rows:
             raise ValueError(f"Input {name} contains NaN or infinity (first in row {min(rows)}).")
-    x_mean, x_std, _ = combine_moments([part["x"] for part in parts])
-    summary = {"x_mean": x_mean, "x_std": x_std}
+    x_mean, x_std, x_min, x_max = combine_moments([part["x"] for part in parts])
+    summary = {"x_mean": x_mean, "x_std": x_std, "x_min": x_min, "x_max": x_max}
     if classes:
         summary["classes"] = np.unique(np.concatenate([part["classes"] for part in parts]))
     else:
-        mean, std, low = combine_moments([part["y"] for part in parts])
+        mean, std, low, _ = combine_moments([part["y"] for part in parts])
         summary.update(min=float(low), mean=float(mean), std=float(std))
     return summary
 

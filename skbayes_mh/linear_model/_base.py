@@ -46,6 +46,26 @@ _USER_FRAME = 4
 ESTIMATORS = {}
 
 
+#: Autoscaling standardises no feature beyond this many spreads from its mean. A feature's
+#: spread is its sd, or its largest distance from its mean over this when that is larger: a
+#: rare feature (a pixel that a few rows light, a rare word, a far outlier) would otherwise
+#: get a prior sd of order sqrt(N) on its standardised scale's few large values, and a
+#: posterior that a few rows cut like a wall (digits: standardised values up to 37; MNIST:
+#: prior sds up to 4,250 on the raw pixels). 5 leaves a Gaussian feature's sd alone up to
+#: about 10^6 rows and caps a rare binary feature's prior sd at 5 on the log-odds scale.
+AUTOSCALE_REACH = 5.0
+
+
+def autoscale_spread(summary):
+    """The features' spreads for the autoscaled priors, shape (n_features,): ``max(sd,
+    max |x - mean| / AUTOSCALE_REACH)``, 1 for a constant feature (``summary`` as from
+    :func:`~skbayes_mh._passes.scan_data`)."""
+    mean = np.asarray(summary["x_mean"], dtype=np.float64)
+    reach = np.maximum(np.asarray(summary["x_max"]) - mean, mean - np.asarray(summary["x_min"]))
+    spread = np.maximum(np.asarray(summary["x_std"], dtype=np.float64), reach / AUTOSCALE_REACH)
+    return np.where(spread > 0, spread, 1.0)
+
+
 class LinearMHEstimator(StoredParameters, BaseEstimator):
     """Parameters and ``fit`` common to the linear-model estimators.
 
@@ -183,17 +203,18 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         on each output's intercept, then the extra parameters' ``extra_scales``.
 
         With ``autoscale`` (as rstanarm's autoscaled priors): weight ``j``'s scale is
-        ``prior_scale * outcome_scale / sd(x_j)`` (``prior_scale`` on the standardised
+        ``prior_scale * outcome_scale / spread_j`` (``prior_scale`` on the standardised
         feature; a constant feature keeps ``prior_scale``), and the intercept's prior is on
         the intercept at the features' means (that of centred features), from ``summary``'s
-        ``x_mean`` and ``x_std`` (the whole data set's, see :meth:`_fit_data`).
+        ``x_mean``, ``x_std``, ``x_min`` and ``x_max`` (the whole data set's, see
+        :meth:`_fit_data`). ``spread_j`` is the feature's sd, or its largest distance from
+        its mean divided by :data:`AUTOSCALE_REACH` when that is larger (see there).
         """
         width = data.block
         scales = np.full((n_outputs, width), float(prior_scale))
         means = None
         if self.autoscale:
-            spread = np.asarray(summary["x_std"], dtype=np.float64)
-            spread = np.where(spread > 0, spread, 1.0)
+            spread = autoscale_spread(summary)
             scales[:, :data.n_features] = prior_scale * float(outcome_scale) / spread
             means = summary["x_mean"] if self.fit_intercept else None
         if self.fit_intercept:

@@ -58,8 +58,10 @@ step_size : "auto" or float, default="auto"
 AUTOSCALE_PARAMETERS = """\
 autoscale : bool, default=True
     Priors on the data's scale (rstanarm's autoscaling, ``docs/estimators.md``):
-    ``prior_scale / sd(x_j)`` on weight ``j`` (times ``sd(y)`` for real outcomes), the
-    intercept's prior at the features' means. ``False``: raw-scale priors, the
+    ``prior_scale / spread(x_j)`` on weight ``j`` (times ``sd(y)`` for real outcomes), the
+    intercept's prior at the features' means. ``spread(x_j)`` is the feature's sd, or its
+    largest distance from its mean divided by 5 when that is larger (a rare feature: a
+    pixel or word that few rows hold), so that no standardised value exceeds 5. ``False``: raw-scale priors, the
     intercept's at ``x = 0``.
 fit_intercept : bool, default=True
     Sample an intercept; ``False``: the linear predictor is ``x . w`` alone.

@@ -24,7 +24,7 @@ class MinibatchMHLogisticRegression(ClassifierMixin, PredictiveClassifierMixin,
 
     Model: ``p(y = 1 | x) = 1 / (1 + exp(-(x . w + b)))`` (``link="probit"``: ``Phi(x . w +
     b)``, the standard normal CDF), ``w_k ~ N(0, (prior_scale /
-    sd(x_k))^2)`` and ``b + mean(x) . w ~ N(0, intercept_prior_scale^2)`` (with
+    spread(x_k))^2)`` (``spread``: see ``autoscale``) and ``b + mean(x) . w ~ N(0, intercept_prior_scale^2)`` (with
     ``autoscale=False``: ``w_k ~ N(0, prior_scale^2)``, ``b ~ N(0,
     intercept_prior_scale^2)``); the target is the tempered posterior
     ``p(w, b) prod_i p(y_i | x_i, w, b)^(1 / temperature)``. Chains start at draws of the

@@ -40,7 +40,7 @@ class NegativeBinomialRegression(RegressorMixin, PredictiveRegressorMixin, Linea
     prior : {"gaussian", "laplace"}, default="gaussian"
         The family of the weights' and the intercept's priors.
     prior_scale : float, default=1.0
-        Scale of each weight's prior (per sd of the feature, with ``autoscale``).
+        Scale of each weight's prior (per spread of the feature, with ``autoscale``).
     {autoscale_parameters}
     intercept_prior_scale : float, default=10.0
         Scale of the intercept's prior (wide by default).

@@ -22,7 +22,7 @@ class RobustTRegression(RegressorMixin, PredictiveRegressorMixin, LinearMHEstima
     "bright" data points at each iteration.
 
     Model: ``y = x . w + b + s * t_nu``, with ``w_j ~ Laplace(0, prior_scale sd(y) /
-    sd(x_j))`` (or Gaussian; ``Laplace(0, prior_scale)`` with ``autoscale=False``),
+    spread(x_j))`` (``spread``: see ``autoscale``) (or Gaussian; ``Laplace(0, prior_scale)`` with ``autoscale=False``),
     ``b + mean(x) . w - mean(y) ~`` the same family with ``intercept_prior_scale`` (``b -
     mean(y)`` with ``autoscale=False``), and, when
     ``scale=None``, ``s ~ Exponential(mean=std(y))``, a weakly informative prior on the

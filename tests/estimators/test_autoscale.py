@@ -7,7 +7,11 @@ import pytest
 from sklearn.datasets import load_diabetes
 from sklearn.linear_model import LinearRegression
 
-from skbayes_mh import MinibatchMHLogisticRegression, RobustTRegression
+import scipy.sparse as sp
+
+from skbayes_mh import FireflySoftmaxClassifier, MinibatchMHLogisticRegression, RobustTRegression
+from skbayes_mh._passes import scan_data
+from skbayes_mh.linear_model._base import AUTOSCALE_REACH, autoscale_spread
 from skbayes_mh.models import LinearData
 
 Z_LIMIT = 4.0
@@ -58,7 +62,8 @@ def test_posterior_follows_a_rescaled_and_shifted_feature():
 def test_the_prior_built_with_and_without_autoscale():
     X = np.column_stack([np.linspace(0, 10, 50), np.full(50, 3.0)])
     data = LinearData(X, np.zeros(50), np.zeros(0), True)
-    summary = {"x_mean": X.mean(axis=0), "x_std": X.std(axis=0)}
+    summary = {"x_mean": X.mean(axis=0), "x_std": X.std(axis=0), "x_min": X.min(axis=0),
+               "x_max": X.max(axis=0)}
     estimator = RobustTRegression(prior_scale=2.0)
     prior = estimator._prior(1, data, summary, 1, 2.0, 7.0, outcome_scale=5.0)
     np.testing.assert_allclose(prior.scales, [2.0 * 5.0 / X[:, 0].std(), 2.0 * 5.0, 7.0])
@@ -67,6 +72,49 @@ def test_the_prior_built_with_and_without_autoscale():
         1, data, summary, 1, 2.0, 7.0, outcome_scale=5.0)
     np.testing.assert_allclose(raw.scales, [2.0, 2.0, 7.0])
     assert raw.means.size == 0
+
+
+def test_a_rare_feature_is_standardised_within_reach():
+    """A Gaussian feature keeps its sd; a binary feature that 3 rows of 3,000 light, and a
+    Gaussian one with a far outlier, are divided by their largest distance from the mean
+    over AUTOSCALE_REACH (else the lit rows would stand 31.6 sds out), dense or sparse."""
+    rng = np.random.default_rng(1)
+    X = np.column_stack([rng.standard_normal(3000), np.zeros(3000), rng.standard_normal(3000),
+                         np.full(3000, 2.0)])
+    X[:3, 1] = 1.0
+    X[0, 2] = 60.0
+    for given in (X, sp.csr_matrix(X)):
+        summary = scan_data(given, np.zeros(3000))
+        spread = autoscale_spread(summary)
+        assert spread[0] == pytest.approx(X[:, 0].std())
+        assert spread[1] == pytest.approx((1 - 0.001) / AUTOSCALE_REACH)
+        assert spread[2] == pytest.approx((60.0 - X[:, 2].mean()) / AUTOSCALE_REACH)
+        assert spread[3] == 1.0  # constant
+        standardised = (X - summary["x_mean"]) / spread
+        assert np.abs(standardised).max() <= AUTOSCALE_REACH * (1 + 1e-12)
+
+
+def test_a_rare_pixel_leaves_the_default_softmax_converged():
+    """Pixels that one or two rows of 1,200 light (as digits' and MNIST's edges): under the
+    sd's scale their weights' posteriors were walls that the chains crossed slowly; within
+    reach the default fit converges and each rare weight keeps about its prior."""
+    rng = np.random.default_rng(2)
+    n = 1200
+    y = rng.integers(0, 3, n)
+    X = rng.standard_normal((n, 4)) + np.eye(3)[y] @ rng.standard_normal((3, 4))
+    rare = np.zeros((n, 6))
+    rare[rng.choice(n, 6, replace=False), np.arange(6)] = 16.0
+    X = np.column_stack([X, rare])
+    fit = FireflySoftmaxClassifier(random_state=0, n_jobs=2).fit(X, y)
+    assert max(float(np.max(v)) for v in fit.diagnostics_["r_hat"].values()) <= 1.01
+    assert min_ess(fit) >= 400
+    # The raw weight's prior sd: AUTOSCALE_REACH / (16 (1 - 1/n)); the one lit row moves it
+    # little, so the posterior sd of the centred weights is of that order, not sqrt(n) times.
+    coef = fit.posterior_.get("coef", flat=True)[:, :, 4:]
+    centred = coef - coef.mean(axis=1, keepdims=True)
+    prior_sd = AUTOSCALE_REACH / (16.0 * (1 - 1 / n))
+    assert np.all(centred.std(axis=0) < prior_sd)
+    assert np.all(centred.std(axis=0) > 0.3 * prior_sd)
 
 
 def test_robust_regression_on_exactly_linear_y_is_refused():

@@ -101,6 +101,19 @@ def test_passes_do_not_depend_on_the_number_of_threads(on_disk, monkeypatch):
             np.testing.assert_array_equal(value, results[threads][1][key])
     assert _passes.scan_data(X, y)["mean"] == pytest.approx(float(np.mean(y, dtype=float)))
     assert _passes.scan_data(X, y)["std"] == pytest.approx(float(np.std(y, dtype=float)))
+    summary = _passes.scan_data(X, y)
+    np.testing.assert_array_equal(summary["x_min"], np.min(X, axis=0))
+    np.testing.assert_array_equal(summary["x_max"], np.max(X, axis=0))
+
+
+@pytest.mark.parametrize("shape", [(1, 3), (7, 1), (1000, 3), (1001, 20), (300, 700)])
+def test_column_extremes_are_numpys(shape):
+    """Folded rows (any number of rows and columns, a remainder of rows included) give
+    NumPy's column minima and maxima exactly."""
+    block = np.random.default_rng(0).standard_normal(shape)
+    low, high = _passes.column_extremes(block)
+    np.testing.assert_array_equal(low, block.min(axis=0))
+    np.testing.assert_array_equal(high, block.max(axis=0))
 
 
 def test_stripes_cover_the_rows_in_whole_chunks():
