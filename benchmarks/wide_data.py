@@ -1,6 +1,6 @@
 """Wide posteriors: scikit-learn's digits (10 classes, 1,347 training rows, the 61 pixels that
 vary, standardised as autoscaling does: 585 parameters in the centred softmax, 620
-over-parameterised) with ``FireflySoftmaxClassifier()`` defaults (and with ``n_jobs=2``),
+over-parameterised) with ``FireflySoftmaxClassifier()`` defaults (and with ``n_jobs=1``),
 against NumPyro NUTS in one run.
 
 Both sample the same model: weights N(0, 1) on the standardised pixels, intercepts N(0, 10)
@@ -112,9 +112,9 @@ def main():
     X, X_test, y, y_test = digits()
     print(f"digits: {X.shape[0]:,} training rows x {X.shape[1]} standardised pixels, "
           f"{y.max() + 1} classes; {X_test.shape[0]} test rows\n")
-    # Defaults (chains one after another, as scikit-learn's n_jobs=None), and the chains on
-    # both cores (NumPyro's XLA uses both for one chain's products).
-    results = [ours(X, X_test, y, y_test), ours(X, X_test, y, y_test, n_jobs=2)]
+    # Defaults (the chains on every core; NumPyro's XLA uses both cores for one chain's
+    # products), and the chains one after another.
+    results = [ours(X, X_test, y, y_test), ours(X, X_test, y, y_test, n_jobs=1)]
     if args.peer_python:
         with tempfile.TemporaryDirectory() as workdir:
             for name in args.peers.split(","):

@@ -23,7 +23,9 @@ n_chains : int, default=4
     Independent chains, each started at its own draw of the Laplace approximation;
     R-hat compares them.
 n_jobs : int or None, default=None
-    Chains run in parallel threads (joblib); results do not depend on it.
+    Threads for the chains (joblib); results do not depend on it. ``None``: this process's
+    share of the cores (all of them, or a ``GridSearchCV(n_jobs=k)`` worker's share);
+    ``1``: one chain after another; ``-1``: all cores.
 random_state : int, RandomState instance or None, default=None
     One seed per chain is drawn from it up front.
 verbose : int, default=0

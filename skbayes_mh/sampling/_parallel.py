@@ -107,12 +107,16 @@ def _gathered(tasks, get, lost):
 
 
 def chain_jobs(n_jobs, share):
-    """``n_jobs`` for the chains: as given, except that "all cores" (a negative ``n_jobs``,
-    joblib's ``cpu_count() + 1 + n_jobs``) counts, where the chains run in threads of this
-    process, only ``share`` of them (:func:`~skbayes_mh._passes.share_of_cores`: inside a
-    joblib process worker, e.g. ``GridSearchCV(n_jobs=2)``, the worker's share; with two
-    fits at once in threads, half of that each)."""
-    if n_jobs is None or n_jobs >= 0:
+    """``n_jobs`` for the chains: as given, except that ``None`` (the default) is ``share``
+    and "all cores" (a negative ``n_jobs``, joblib's ``cpu_count() + 1 + n_jobs``) counts,
+    where the chains run in threads of this process, only ``share`` of them
+    (:func:`~skbayes_mh._passes.share_of_cores`: inside a joblib process worker, e.g.
+    ``GridSearchCV(n_jobs=2)``, the worker's share; with two fits at once in threads, half
+    of that each). The chains of one fit are independent and their results do not depend on
+    the threads, so by default they run in parallel, as PyMC's and NumPyro's do."""
+    if n_jobs is None:
+        return share
+    if n_jobs >= 0:
         return n_jobs
     backend, _ = get_active_backend(prefer="threads")
     if not isinstance(backend, (ThreadingBackend, SequentialBackend)):
