@@ -63,8 +63,8 @@ autoscale : bool, default=True
     ``prior_scale / spread(x_j)`` on weight ``j`` (times ``sd(y)`` for real outcomes), the
     intercept's prior at the features' means. ``spread(x_j)`` is the feature's sd, or its
     largest distance from its mean divided by 5 when that is larger (a rare feature: a
-    pixel or word that few rows hold), so that no standardised value exceeds 5. ``False``: raw-scale priors, the
-    intercept's at ``x = 0``.
+    pixel or word that few rows hold), so that no standardised value exceeds 5.
+    ``False``: raw-scale priors, the intercept's at ``x = 0``.
 fit_intercept : bool, default=True
     Sample an intercept; ``False``: the linear predictor is ``x . w`` alone.
 """

@@ -23,9 +23,9 @@ class MinibatchMHLogisticRegression(ClassifierMixin, PredictiveClassifierMixin,
     chains whose acceptance test may read only minibatches of the data.
 
     Model: ``p(y = 1 | x) = 1 / (1 + exp(-(x . w + b)))`` (``link="probit"``: ``Phi(x . w +
-    b)``, the standard normal CDF), ``w_k ~ N(0, (prior_scale /
-    spread(x_k))^2)`` (``spread``: see ``autoscale``) and ``b + mean(x) . w ~ N(0, intercept_prior_scale^2)`` (with
-    ``autoscale=False``: ``w_k ~ N(0, prior_scale^2)``, ``b ~ N(0,
+    b)``, the standard normal CDF), ``w_k ~ N(0, (prior_scale / spread(x_k))^2)``
+    (``spread``: see ``autoscale``) and ``b + mean(x) . w ~ N(0, intercept_prior_scale^2)``
+    (with ``autoscale=False``: ``w_k ~ N(0, prior_scale^2)``, ``b ~ N(0,
     intercept_prior_scale^2)``); the target is the tempered posterior
     ``p(w, b) prod_i p(y_i | x_i, w, b)^(1 / temperature)``. Chains start at draws of the
     Laplace approximation at the MAP and run in parallel through joblib.
@@ -38,7 +38,8 @@ class MinibatchMHLogisticRegression(ClassifierMixin, PredictiveClassifierMixin,
     acceptance : str or AcceptanceTest, default="auto"
         ``"auto"``: the exact ``"metropolis"`` test on all rows when the data have at most
         5,000 rows or fewer than 100 rows per parameter, the minibatch Barker test with
-        control variates (``"minibatch"``) otherwise (the choice is kept in ``acceptance_``; docs/choosing.md has the measurements).
+        control variates (``"minibatch"``) otherwise (the choice is kept in ``acceptance_``;
+        docs/choosing.md has the measurements).
         Or ``"barker"``, ``"minibatch"``, ``"austerity"``, ``"confidence"``, ``"firefly"``
         (exact, with Jaakkola-Jordan bounds; for the probit link the tangent quadratic of
         ``log Phi`` with curvature 1) or an object from :mod:`skbayes_mh.acceptance`

@@ -22,7 +22,8 @@ class RobustTRegression(RegressorMixin, PredictiveRegressorMixin, LinearMHEstima
     "bright" data points at each iteration.
 
     Model: ``y = x . w + b + s * t_nu``, with ``w_j ~ Laplace(0, prior_scale sd(y) /
-    spread(x_j))`` (``spread``: see ``autoscale``) (or Gaussian; ``Laplace(0, prior_scale)`` with ``autoscale=False``),
+    spread(x_j))`` (``spread``: see ``autoscale``; or Gaussian; ``Laplace(0, prior_scale)``
+    with ``autoscale=False``),
     ``b + mean(x) . w - mean(y) ~`` the same family with ``intercept_prior_scale`` (``b -
     mean(y)`` with ``autoscale=False``), and, when
     ``scale=None``, ``s ~ Exponential(mean=std(y))``, a weakly informative prior on the
@@ -47,7 +48,8 @@ class RobustTRegression(RegressorMixin, PredictiveRegressorMixin, LinearMHEstima
     acceptance : str or AcceptanceTest, default="auto"
         ``"auto"``: the exact ``"metropolis"`` test on all rows when the data have at most
         5,000 rows or fewer than 100 rows per parameter, the minibatch Barker test with
-        control variates (``"minibatch"``) otherwise (the choice is kept in ``acceptance_``; docs/choosing.md has the measurements).
+        control variates (``"minibatch"``) otherwise (the choice is kept in ``acceptance_``;
+        docs/choosing.md has the measurements).
         Or ``"firefly"`` (or a :class:`~skbayes_mh.acceptance.Firefly` object),
         ``"barker"``, ``"austerity"``, ``"confidence"`` (the last needs a fixed ``scale``:
         with a sampled scale the log-likelihood has no Lipschitz constant, unless given to
