@@ -154,7 +154,7 @@ def fit_posterior(family, data, prior, acceptance, settings, passes=None, starte
     data_passes = Bunch(**passes, total=float(sum(passes.values())))
     setup_time = time.perf_counter() - started
     seeds = chain_seeds(settings.random_state, settings.n_chains)
-    thin = choose_thin(settings.thin, acceptance, data.n_rows, d)
+    thin = choose_thin(settings.thin, acceptance, data.n_rows, d, settings.n_draws)
     # With thin="auto" the bars count one iteration per draw (thin is chosen later).
     progress = Progress(settings.n_chains, settings.n_warmup + settings.n_draws
                         * (thin if isinstance(thin, int) else 1), settings.verbose,

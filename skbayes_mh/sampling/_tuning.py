@@ -96,23 +96,31 @@ class AutoThin:
     """``thin="auto"``: after warm-up, keep every ``thin``-th iteration so that the kept draws
     are nearly independent, when iterations are cheap enough for that to pay.
 
-    The integrated autocorrelation time is estimated from the warm-up's last quarter (after
-    the last shape update, so nearly the frozen sampler) as ``n / min bulk ESS`` over the
-    parameters; ``thin`` is its ceiling, clipped to ``[1, max_thin]``.
+    The integrated autocorrelation time ``tau`` is estimated from the warm-up's last
+    quarter (after the last shape update, so nearly the frozen sampler) as ``n / min bulk
+    ESS`` over the parameters; ``thin`` is its ceiling (``ess_goal``: that of ``tau *
+    ess_goal / n_draws``), clipped to ``[1, max_thin]``.
 
     Parameters
     ----------
     max_thin : int
-        1 for full-data tests (each iteration reads every row: thinning would multiply the
+        Small for full-data tests (each iteration reads every row: thinning multiplies the
         cost of the fit); larger for subsampling tests and Firefly, whose iterations read a
         few hundred rows, so that extra iterations cost less than the setup.
+    ess_goal : float or None
+        Thin only as far as ``n_draws`` kept draws need for a bulk ESS of ``ess_goal``
+        (None: to nearly independent draws).
+    n_draws : int or None
+        The kept draws per chain (with ``ess_goal``).
     """
 
     #: Fewer warm-up draws than this give no reliable estimate: thin stays 1.
     MIN_DRAWS = 100
 
-    def __init__(self, max_thin):
+    def __init__(self, max_thin, ess_goal=None, n_draws=None):
         self.max_thin = int(max_thin)
+        self.ess_goal = ess_goal
+        self.n_draws = n_draws
 
     def __call__(self, warmup_draws, sampler):
         draws = warmup_draws[-(warmup_draws.shape[0] // 4):]
@@ -124,4 +132,6 @@ class AutoThin:
             ess = ess_bulk(draws[None])
         ess = float(np.nanmin(ess)) if np.isfinite(ess).any() else 1.0
         autocorrelation_time = draws.shape[0] / max(ess, 1.0)
+        if self.ess_goal is not None:
+            autocorrelation_time *= self.ess_goal / max(self.n_draws, 1)
         return int(np.clip(np.ceil(autocorrelation_time), 1, self.max_thin))
