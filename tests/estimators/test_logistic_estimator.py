@@ -222,7 +222,7 @@ def test_posterior_matches_numerical_integration(acceptance):
 
 def test_default_fit_on_breast_cancer_thins_and_converges():
     """The exact test on small data thins by the autocorrelation time as far as an ESS of
-    250 a chain needs (at most 10 and at most 200,000 row-parameter products per draw), so
+    250 a chain needs (at most 10 and at most 2,000,000 row-parameter products a draw), so
     that the default fit of scikit-learn's breast cancer data converges; on data too large
     for that it keeps every iteration."""
     from sklearn.datasets import load_breast_cancer
@@ -236,13 +236,15 @@ def test_default_fit_on_breast_cancer_thins_and_converges():
     assert np.all((clf.thin_ >= 1) & (clf.thin_ <= allowed)) and clf.thin_.max() > 1
     assert max(float(np.max(v)) for v in clf.diagnostics_.r_hat.values()) <= 1.01
     assert min(float(np.min(v)) for v in clf.diagnostics_.ess_bulk.values()) >= 400
-    wide = np.repeat(X, 8, axis=1)  # 569 x 240: a kept draw would read too much to thin
+    # 4,552 x 480: a kept draw would read too much to thin
+    wide = np.repeat(np.repeat(X, 16, axis=1), 8, axis=0)
     wide += np.random.default_rng(0).normal(scale=1e-3 * X.std(axis=0).max(), size=wide.shape)
+    assert wide.shape[0] * (wide.shape[1] + 1) > AUTO_FULL_DATA_WORK
     clf = MinibatchMHLogisticRegression(n_draws=20, n_warmup=400, n_chains=1,
                                         random_state=0)
     with warnings.catch_warnings():  # 20 draws of one chain, for the rule only
         warnings.simplefilter("ignore")
-        clf.fit(wide, y)
+        clf.fit(wide, np.tile(y, 8))
     assert clf.thin_.tolist() == [1]
 
 
