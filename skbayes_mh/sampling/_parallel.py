@@ -54,8 +54,9 @@ def run_in_parallel(function, arguments, n_jobs):
     if type(backend).__name__ == "RayBackend":
         return _ray_tasks(function, arguments)
     with share_of_cores() as share:
-        jobs = chain_jobs(n_jobs, share)
-        together = len(arguments) > 1 and jobs != 1 and joblib.effective_n_jobs(jobs) > 1
+        # One call needs no pool of threads (a fit of one chain, repeated in a loop).
+        jobs = chain_jobs(n_jobs, share) if len(arguments) > 1 else 1
+        together = jobs != 1 and joblib.effective_n_jobs(jobs) > 1
         # Chains side by side each call BLAS (a full-data pass's matrix products) with
         # BLAS's own threads: OpenBLAS's threads then wait on each other (MNIST 1 vs 7, two
         # chains: each 3 times slower than alone). One BLAS thread per chain instead.

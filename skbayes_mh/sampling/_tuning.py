@@ -99,7 +99,7 @@ class AutoThin:
     The integrated autocorrelation time ``tau`` is estimated from the warm-up's last
     quarter (after the last shape update, so nearly the frozen sampler) as ``n / min bulk
     ESS`` over the parameters; ``thin`` is its ceiling (``ess_goal``: that of ``tau *
-    ess_goal / n_draws``), clipped to ``[1, max_thin]``.
+    min(1, ess_goal / n_draws)``), clipped to ``[1, max_thin]``.
 
     Parameters
     ----------
@@ -133,5 +133,6 @@ class AutoThin:
         ess = float(np.nanmin(ess)) if np.isfinite(ess).any() else 1.0
         autocorrelation_time = draws.shape[0] / max(ess, 1.0)
         if self.ess_goal is not None:
-            autocorrelation_time *= self.ess_goal / max(self.n_draws, 1)
+            # Never beyond independence: fewer draws than the goal cannot reach it anyway.
+            autocorrelation_time *= min(1.0, self.ess_goal / max(self.n_draws, 1))
         return int(np.clip(np.ceil(autocorrelation_time), 1, self.max_thin))

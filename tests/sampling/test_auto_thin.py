@@ -25,6 +25,8 @@ def test_thin_follows_the_autocorrelation_time_and_the_ess_goal(seed):
     independent_thin = AutoThin(20)(draws, None)
     assert 8 <= independent_thin <= 14
     assert AutoThin(20, ess_goal=1000, n_draws=1000)(draws, None) == independent_thin
+    # Fewer kept draws than the goal: never thinner than independence.
+    assert AutoThin(20, ess_goal=250, n_draws=150)(draws, None) == independent_thin
     # 250 a chain from 1,000 kept draws: a quarter of the autocorrelation time, rounded up
     # (ceil(ceil(t) / 4) = ceil(t / 4)).
     assert AutoThin(20, ess_goal=250, n_draws=1000)(draws, None) == -(-independent_thin // 4)
