@@ -45,7 +45,8 @@ def kernel_signatures(float32=True, sparse=True):
                 for index, signature in enumerate(kernel.signatures):
                     if _data_kind(signature) in wanted:
                         tasks.append((module_name, name, index))
-    loops = ("mh_linear", "firefly_linear", "mh_rows")
+    loops = ("mh_exact_linear", "mh_subsampled_linear", "firefly_linear", "mh_exact_rows",
+             "mh_subsampled_rows", "slice_linear", "slice_rows")
     return sorted(tasks, key=lambda task: (task[1] not in loops, task[2], task[1]))
 
 

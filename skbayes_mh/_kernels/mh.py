@@ -19,7 +19,8 @@ import math
 from collections import namedtuple
 
 import numpy as np
-from numba import types
+from numba import literally, types
+from numba.extending import overload
 
 from ._jit import (F8, I8, RNG, STATUS_BAD_LOG_PRIOR, STATUS_OK,
                    TUPLE_FIELDS, VECTOR, by_data_dtype, by_row_data, entry_kernel, jit)
@@ -29,7 +30,7 @@ from .confidence import confidence_decide
 from .metropolis import metropolis_decide
 from .minibatch import minibatch_barker_decide
 from .priors import log_prior_and_gradient
-from .proposals import (HMC, MALA, SLICE, hmc_step_count, propose, proposal_log_ratio,
+from .proposals import (HMC, MALA, hmc_step_count, propose, proposal_log_ratio,
                         shape_times, shape_transpose_times)
 from ._common import borrow, borrow_workspace, keep_alive
 from .pool import DENSE_POOL_MAX_ROWS, POOL, make_pool
@@ -54,15 +55,21 @@ def is_exact(kind):
 
 
 @jit
-def decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv, workspace,
-           pool, scratch, rng):
-    """Dispatch to the decision kernel of ``test.kind`` (all share one signature)."""
+def decide_exact(spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv, workspace,
+                 pool, scratch, rng):
+    """Dispatch to the decision kernel of an exact test (Metropolis or Barker)."""
     if test.kind == METROPOLIS:
         return metropolis_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, test,
                                  cv, workspace, pool, scratch, rng)
-    if test.kind == BARKER:
-        return barker_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
-                             workspace, pool, scratch, rng)
+    return barker_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
+                         workspace, pool, scratch, rng)
+
+
+@jit
+def decide_subsampled(spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
+                      workspace, pool, scratch, rng):
+    """Dispatch to the decision kernel of a subsampling test (Austerity, the confidence
+    sampler, the minibatch Barker test)."""
     if test.kind == AUSTERITY:
         return austerity_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, test,
                                 cv, workspace, pool, scratch, rng)
@@ -71,6 +78,35 @@ def decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv, w
                                  cv, workspace, pool, scratch, rng)
     return minibatch_barker_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature,
                                    test, cv, workspace, pool, scratch, rng)
+
+
+@jit
+def decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv, workspace,
+           pool, scratch, rng):
+    """Dispatch to the decision kernel of ``test.kind`` (all share one signature)."""
+    if is_exact(test.kind):
+        return decide_exact(spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
+                            workspace, pool, scratch, rng)
+    return decide_subsampled(spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
+                             workspace, pool, scratch, rng)
+
+
+def loop_decide(exact_loop, spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
+                workspace, pool, scratch, rng):
+    """:func:`decide_exact` in the exact loop (``exact_loop`` True, a compile-time constant),
+    :func:`decide_subsampled` in the subsampled loop."""
+
+
+@overload(loop_decide, inline="always")
+def _loop_decide(exact_loop, spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
+                 workspace, pool, scratch, rng):
+    if not isinstance(exact_loop, types.BooleanLiteral):
+        return None  # typed again with the constant (``literally`` in ``mh_loop``)
+    chosen = decide_exact if exact_loop.literal_value else decide_subsampled
+    return (lambda exact_loop, spec, theta, theta_prop, log_psi, delta, inv_temperature, test,
+            cv, workspace, pool, scratch, rng: chosen(
+                spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv, workspace,
+                pool, scratch, rng))
 
 
 @jit
@@ -220,9 +256,14 @@ def _hmc_move(spec, prior, proposal, cv, exact, inv_temperature, theta, gradient
 
 
 @jit
-def mh_loop(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace):
+def mh_loop(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace, exact_loop):
     """Run ``trace.draws.shape[0]`` iterations, updating ``chain`` (:data:`MHChain`) in
     place.
+
+    ``exact_loop`` (a compile-time constant) says which tests the loop runs: the exact
+    ones (True) or the subsampling tests. Each compiles its own loop holding only the code
+    it runs, so that a fit compiles one of them, not both (slice updates have their own,
+    :func:`slice_loop`).
 
     In ``chain``, ``cache[0]`` is the full-data log-likelihood at ``theta`` when known (NaN
     otherwise: it is then computed here if the test or update needs it), and ``gradient``
@@ -235,6 +276,7 @@ def mh_loop(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace)
 
     Returns ``(status, iteration)``: ``STATUS_OK`` and -1, or the first failure.
     """
+    literally(exact_loop)
     spec, prior, proposal, test, cv = (rebind(spec), rebind(prior), rebind(proposal),
                                        rebind(test), rebind(cv))
     theta, cache, gradient, pool = chain
@@ -243,19 +285,17 @@ def mh_loop(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace)
     n_iter, d = out_draws.shape
     n = n_rows(spec)
     # Scratch, borrowed (see ``_common.borrow``) and kept alive to the end.
-    owners = (make_workspace(spec, d), np.empty((6, d)), np.full(2, math.nan))
+    owners = (make_workspace(spec, d), np.empty((6, d)))
     work = borrow_workspace(owners[0])
     vectors = (borrow(owners[1][0]), borrow(owners[1][1]), borrow(owners[1][2]))
     noise = borrow(owners[1][3])
     theta_prop = borrow(owners[1][4])
     gradient_prop = borrow(owners[1][5])
     buffer = np.empty(d)
-    exact = is_exact(test.kind) or proposal.kind == SLICE
+    exact = is_exact(test.kind)
     scratch = np.empty(0 if exact else n)
     pool = rebind(pool)
     want_grad = proposal.kind == MALA or proposal.kind == HMC
-    last = borrow(owners[2])
-    context = PosteriorContext(spec, prior, inv_temperature, work, last)
 
     log_prior_current, status = log_prior_total(spec, prior, theta, False, buffer)
     if status != STATUS_OK:
@@ -279,76 +319,110 @@ def mh_loop(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace)
         n_read = pending_reads
         pending_reads = 0
         accepted = False
-        if proposal.kind == SLICE:
-            current = log_prior_current + loglik_current * inv_temperature
-            _, accepted, n_evaluations, status = slice_update(
-                context, theta, current, proposal, rng, vectors[0], vectors[1], theta_prop)
-            n_read += n_evaluations * n
+        if proposal.kind == HMC:
+            status, prior_prop, loglik_prop, log_ratio, reads = _hmc_move(
+                spec, prior, proposal, cv, exact, inv_temperature, theta, gradient, rng,
+                noise, vectors, theta_prop, gradient_prop, work, buffer)
+            n_read += reads
             if status != STATUS_OK:
                 return status, it
-            # The last evaluation was at the returned theta.
-            loglik_current, log_prior_current = last[0], last[1]
+            proxy_prop = 0.0 if exact else proxy_total(cv, theta_prop, False, buffer, 0.0,
+                                                       buffer)
         else:
-            if proposal.kind == HMC:
-                status, prior_prop, loglik_prop, log_ratio, reads = _hmc_move(
-                    spec, prior, proposal, cv, exact, inv_temperature, theta, gradient, rng,
-                    noise, vectors, theta_prop, gradient_prop, work, buffer)
-                n_read += reads
-                if status != STATUS_OK:
-                    return status, it
-                proxy_prop = 0.0 if exact else proxy_total(cv, theta_prop, False, buffer, 0.0,
-                                                           buffer)
-            else:
-                propose(proposal, theta, gradient, rng, noise, vectors, theta_prop)
-                if want_grad:
-                    gradient_prop[:] = 0.0
-                prior_prop, status = log_prior_total(spec, prior, theta_prop, want_grad,
-                                                     gradient_prop)
-                if status != STATUS_OK:
-                    return status, it
-            # A proposal outside the prior's support is rejected unread.
-            if prior_prop > -math.inf:
-                if proposal.kind != HMC:
-                    loglik_prop = math.nan
-                    if exact:
-                        if want_grad:
-                            loglik_prop, status = _loglik_with_gradient(
-                                spec, theta_prop, gradient_prop, inv_temperature, work, buffer)
-                        else:
-                            loglik_prop, status = full_loglik(spec, theta_prop, False, buffer,
-                                                              work)
-                        n_read += n
-                        if status != STATUS_OK:
-                            return status, it
-                        proxy_prop = 0.0
-                    else:
-                        proxy_prop = proxy_total(cv, theta_prop, want_grad, gradient_prop,
-                                                 inv_temperature, buffer)
-                    log_ratio = proposal_log_ratio(proposal, theta, theta_prop, gradient_prop,
-                                                   noise, vectors)
-                log_psi = prior_prop - log_prior_current + log_ratio
-                delta = math.nan
+            propose(proposal, theta, gradient, rng, noise, vectors, theta_prop)
+            if want_grad:
+                gradient_prop[:] = 0.0
+            prior_prop, status = log_prior_total(spec, prior, theta_prop, want_grad,
+                                                 gradient_prop)
+            if status != STATUS_OK:
+                return status, it
+        # A proposal outside the prior's support is rejected unread.
+        if prior_prop > -math.inf:
+            if proposal.kind != HMC:
+                loglik_prop = math.nan
                 if exact:
-                    delta = -math.inf if loglik_prop == -math.inf else (
-                        (loglik_prop - loglik_current) * inv_temperature + log_psi)
-                else:
-                    log_psi += (proxy_prop - proxy_current) * inv_temperature
-                accepted, rows, status = decide(spec, theta, theta_prop, log_psi, delta,
-                                                inv_temperature, test, cv, (work, vectors),
-                                                pool, scratch, rng)
-                n_read += rows
-                if status != STATUS_OK:
-                    return status, it
-                if accepted:
-                    theta[:] = theta_prop
-                    log_prior_current = prior_prop
-                    loglik_current = loglik_prop
-                    proxy_current = proxy_prop
                     if want_grad:
-                        gradient[:] = gradient_prop
+                        loglik_prop, status = _loglik_with_gradient(
+                            spec, theta_prop, gradient_prop, inv_temperature, work, buffer)
+                    else:
+                        loglik_prop, status = full_loglik(spec, theta_prop, False, buffer,
+                                                          work)
+                    n_read += n
+                    if status != STATUS_OK:
+                        return status, it
+                    proxy_prop = 0.0
+                else:
+                    proxy_prop = proxy_total(cv, theta_prop, want_grad, gradient_prop,
+                                             inv_temperature, buffer)
+                log_ratio = proposal_log_ratio(proposal, theta, theta_prop, gradient_prop,
+                                               noise, vectors)
+            log_psi = prior_prop - log_prior_current + log_ratio
+            delta = math.nan
+            if exact:
+                delta = -math.inf if loglik_prop == -math.inf else (
+                    (loglik_prop - loglik_current) * inv_temperature + log_psi)
+            else:
+                log_psi += (proxy_prop - proxy_current) * inv_temperature
+            accepted, rows, status = loop_decide(exact_loop, spec, theta, theta_prop,
+                                                 log_psi, delta, inv_temperature, test,
+                                                 cv, (work, vectors), pool, scratch, rng)
+            n_read += rows
+            if status != STATUS_OK:
+                return status, it
+            if accepted:
+                theta[:] = theta_prop
+                log_prior_current = prior_prop
+                loglik_current = loglik_prop
+                proxy_current = proxy_prop
+                if want_grad:
+                    gradient[:] = gradient_prop
         out_draws[it] = theta
         out_accepted[it] = accepted
         out_n_read[it] = n_read
+        out_lp[it] = log_prior_current + loglik_current * inv_temperature
+    cache[0] = loglik_current
+    keep_alive(owners)
+    return STATUS_OK, -1
+
+
+@jit
+def slice_loop(spec, prior, proposal, inv_temperature, chain, rng, trace):
+    """:func:`mh_loop` for slice updates (``slice.py``), which evaluate the full-data
+    posterior at every point they try: ``trace.n_read`` counts N rows per evaluation, and
+    ``chain.cache[0]`` keeps the log-likelihood at ``theta`` as in :func:`mh_loop`."""
+    spec, prior, proposal = rebind(spec), rebind(prior), rebind(proposal)
+    theta, cache, _, _ = chain
+    theta, cache = rebind(theta), rebind(cache)
+    out_draws, out_accepted, out_n_read, out_lp, _ = trace
+    n_iter, d = out_draws.shape
+    n = n_rows(spec)
+    owners = (make_workspace(spec, d), np.empty((3, d)), np.full(2, math.nan))
+    work = borrow_workspace(owners[0])
+    unit, direction, point = borrow(owners[1][0]), borrow(owners[1][1]), borrow(owners[1][2])
+    last = borrow(owners[2])
+    context = PosteriorContext(spec, prior, inv_temperature, work, last)
+    log_prior_current, status = log_prior_total(spec, prior, theta, False, point)
+    if status != STATUS_OK:
+        return status, 0
+    loglik_current = cache[0]
+    pending_reads = 0
+    if math.isnan(loglik_current):
+        loglik_current, status = full_loglik(spec, theta, False, point, work)
+        pending_reads = n
+        if status != STATUS_OK:
+            return status, 0
+    for it in range(n_iter):
+        current = log_prior_current + loglik_current * inv_temperature
+        _, accepted, n_evaluations, status = slice_update(context, theta, current, proposal,
+                                                          rng, unit, direction, point)
+        if status != STATUS_OK:
+            return status, it
+        # The last evaluation was at the returned theta.
+        loglik_current, log_prior_current = last[0], last[1]
+        out_draws[it] = theta
+        out_accepted[it] = accepted
+        out_n_read[it] = pending_reads + n_evaluations * n
+        pending_reads = 0
         out_lp[it] = log_prior_current + loglik_current * inv_temperature
     cache[0] = loglik_current
     keep_alive(owners)
@@ -410,18 +484,64 @@ _CHAIN_ARGS = (PRIOR, PROPOSAL, TEST, CONTROL_VARIATES, F8, MH_CHAIN, RNG, TRACE
 _CHAIN_RESULT = types.Tuple((I8, I8))
 
 
-@entry_kernel(*[_CHAIN_RESULT(spec, *_CHAIN_ARGS) for spec in LINEAR_SPECS], select=by_data_dtype)
-def mh_linear(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace):
-    """:func:`mh_loop` for a linear-predictor model."""
+_LINEAR_SIGNATURES = [_CHAIN_RESULT(spec, *_CHAIN_ARGS) for spec in LINEAR_SPECS]
+_ROW_SIGNATURES = [_CHAIN_RESULT(spec, *_CHAIN_ARGS) for spec in ROW_SPECS]
+
+
+@entry_kernel(*_LINEAR_SIGNATURES, select=by_data_dtype)
+def mh_exact_linear(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace):
+    """:func:`mh_loop` for a linear-predictor model with an exact test."""
     return mh_loop(linear_view(spec), prior_view(prior), proposal_view(proposal),
-                   test_view(test), cv_view(cv), inv_temperature, chain, rng, trace)
+                   test_view(test), cv_view(cv), inv_temperature, chain, rng, trace,
+                   True)
 
 
-@entry_kernel(*[_CHAIN_RESULT(spec, *_CHAIN_ARGS) for spec in ROW_SPECS], select=by_row_data)
-def mh_rows(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace):
-    """:func:`mh_loop` for a user's per-row model."""
+@entry_kernel(*_LINEAR_SIGNATURES, select=by_data_dtype)
+def mh_subsampled_linear(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace):
+    """:func:`mh_loop` for a linear-predictor model with a subsampling test."""
+    return mh_loop(linear_view(spec), prior_view(prior), proposal_view(proposal),
+                   test_view(test), cv_view(cv), inv_temperature, chain, rng, trace,
+                   False)
+
+
+@entry_kernel(*_ROW_SIGNATURES, select=by_row_data)
+def mh_exact_rows(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace):
+    """:func:`mh_loop` for a user's per-row model with an exact test."""
     return mh_loop(row_view(spec), prior_view(prior), proposal_view(proposal),
-                   test_view(test), cv_view(cv), inv_temperature, chain, rng, trace)
+                   test_view(test), cv_view(cv), inv_temperature, chain, rng, trace,
+                   True)
+
+
+@entry_kernel(*_ROW_SIGNATURES, select=by_row_data)
+def mh_subsampled_rows(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace):
+    """:func:`mh_loop` for a user's per-row model with a subsampling test."""
+    return mh_loop(row_view(spec), prior_view(prior), proposal_view(proposal),
+                   test_view(test), cv_view(cv), inv_temperature, chain, rng, trace,
+                   False)
+
+
+@entry_kernel(*_LINEAR_SIGNATURES, select=by_data_dtype)
+def slice_linear(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace):
+    """:func:`slice_loop` for a linear-predictor model (``test`` and ``cv`` unused)."""
+    return slice_loop(linear_view(spec), prior_view(prior), proposal_view(proposal),
+                      inv_temperature, chain, rng, trace)
+
+
+@entry_kernel(*_ROW_SIGNATURES, select=by_row_data)
+def slice_rows(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace):
+    """:func:`slice_loop` for a user's per-row model (``test`` and ``cv`` unused)."""
+    return slice_loop(row_view(spec), prior_view(prior), proposal_view(proposal),
+                      inv_temperature, chain, rng, trace)
+
+
+#: The entry kernel of a chain by model kind and update: ``"exact"`` (an exact test),
+#: ``"subsampled"`` (a subsampling test) or ``"slice"``. Each compiles only its own code.
+CHAIN_KERNELS = {("linear", "exact"): mh_exact_linear,
+                 ("linear", "subsampled"): mh_subsampled_linear,
+                 ("linear", "slice"): slice_linear,
+                 ("rows", "exact"): mh_exact_rows,
+                 ("rows", "subsampled"): mh_subsampled_rows,
+                 ("rows", "slice"): slice_rows}
 
 
 @entry_kernel(*[types.Tuple((I8, I8, I8))(spec, TEST, CONTROL_VARIATES, VECTOR, VECTOR, F8, F8,

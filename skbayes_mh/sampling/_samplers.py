@@ -8,7 +8,7 @@ import numpy as np
 from .._kernels._jit import (STATUS_BAD_GRADIENT, STATUS_BAD_LOG_PRIOR, STATUS_BAD_LOGLIK,
                              STATUS_OK)
 from .._kernels.firefly import EXPLICIT, IMPLICIT, firefly_initialise, firefly_linear
-from .._kernels.mh import mh_linear, mh_rows
+from .._kernels.mh import CHAIN_KERNELS
 from .._kernels.specs import BrightnessUpdate, Trace
 from .._kernels.pool import DENSE_POOL_MAX_ROWS, new_pool
 from ..models._optimize import LowRankCovariance
@@ -172,7 +172,8 @@ class MetropolisHastings:
         self.cv = (no_control_variates(target.n_params) if control_variates is None
                    else control_variates)
         self.test = test_tuple(acceptance, target, self.cv[0] and self.cv[4].shape[0] > 0)
-        self.kernel = mh_linear if target.kind == "linear" else mh_rows
+        update = "slice" if proposal.exact_only else "exact" if exact else "subsampled"
+        self.kernel = CHAIN_KERNELS["linear" if target.kind == "linear" else "rows", update]
         self.inv_temperature = target.inv_temperature
 
     @staticmethod
