@@ -162,7 +162,10 @@ def find_map(objective, theta0, full=True, smooth=True, max_iter=200, scale=None
         Use (and return) the full Hessian.
     smooth : bool
         Whether the objective is twice differentiable (a Laplace prior is not at 0): then a
-        trust-region Newton method with the exact Hessian; otherwise L-BFGS.
+        trust-region Newton method with the exact Hessian (Steihaug's conjugate gradients,
+        ``trust-ncg``, whose subproblem is bounded: SciPy's ``trust-exact`` before 1.17 can
+        loop forever in its subproblem, as on a Poisson fit with a near-singular Hessian);
+        otherwise L-BFGS.
     scale : ndarray of shape (d,), optional
         Typical scales of the parameters (the prior's sd): L-BFGS searches over
         ``theta / scale``, where a wide posterior's curvature is far better conditioned (a
@@ -181,7 +184,7 @@ def find_map(objective, theta0, full=True, smooth=True, max_iter=200, scale=None
     if full and smooth:
         cache = _Cache(objective, 2)
         result = minimize(cache.value, theta0, jac=cache.gradient, hess=cache.hessian,
-                          method="trust-exact", options={"maxiter": max_iter, "gtol": 1e-8})
+                          method="trust-ncg", options={"maxiter": max_iter, "gtol": 1e-8})
     else:
         cache = _Cache(objective, 1)
         scale = np.ones_like(theta0) if scale is None else np.asarray(scale, dtype=np.float64)
