@@ -272,6 +272,9 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
             if sample_weight is not None:
                 weights = _check_sample_weight(sample_weight, X, dtype=np.float64,
                                                ensure_non_negative=True)
+                if not np.any(weights):  # scikit-learn < 1.9 lets all-zero weights through
+                    raise ValueError("Sample weights must contain at least one non-zero "
+                                     "number.")
         if sp.issparse(X):
             X = kernel_csr(X)
         elif X.dtype == np.float32 and X.nbytes < FLOAT32_IN_PLACE_MIN_BYTES:

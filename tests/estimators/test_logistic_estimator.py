@@ -84,6 +84,7 @@ def test_same_draws_for_any_n_jobs(binary):
     assert not np.array_equal(one.posterior_["coef"], other_seed.posterior_["coef"])
 
 
+@pytest.mark.slow
 def test_chains_on_a_local_dask_cluster(binary):
     distributed = pytest.importorskip("distributed")
     import joblib
@@ -191,6 +192,7 @@ def test_read_only_memmap(binary, tmp_path):
                                         # this checks the minibatch path at its exact limit.
                                         MinibatchBarker(batch_size=50, delta=0.1)],
                          ids=["metropolis", "barker", "minibatch-delta"])
+@pytest.mark.slow
 def test_posterior_matches_numerical_integration(acceptance):
     # One feature and an intercept: the posterior is integrated on a fine grid.
     rng = np.random.default_rng(3)
@@ -220,6 +222,7 @@ def test_posterior_matches_numerical_integration(acceptance):
         assert abs(chains.std() / exact_sd[k] - 1) < 4 / np.sqrt(2 * effective) + 0.01
 
 
+@pytest.mark.slow
 def test_default_fit_on_breast_cancer_thins_and_converges():
     """The exact test on small data thins by the autocorrelation time as far as an ESS of
     250 a chain needs (at most 10 and at most 2,000,000 row-parameter products a draw), so

@@ -118,6 +118,7 @@ def exact_reference():
     return X, y, draws
 
 
+@pytest.mark.slow
 def test_default_fit_agrees_with_a_long_exact_chain_of_an_independent_model(exact_reference):
     X, y, reference = exact_reference
     reg = NegativeBinomialRegression(autoscale=False, n_draws=4000, n_chains=2,

@@ -48,6 +48,7 @@ def _flat(reg):
                             reg.posterior_.get("intercept", flat=True)])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("acceptance", ["barker", "minibatch"])
 def test_chains_agree_with_a_long_exact_chain(exact_reference, acceptance):
     X, y, reference = exact_reference

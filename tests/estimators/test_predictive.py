@@ -55,6 +55,7 @@ def test_poisson_mixture_quantiles_are_the_smallest_counts_reaching_q():
             assert k == 0 or stats.poisson.cdf(k - 1, rate[:, row]).mean() < level
 
 
+@pytest.mark.slow
 def test_robust_predictive_interval_covers_new_data_at_its_level():
     rng = np.random.default_rng(1)
     w = np.array([1.0, -2.0, 0.5])
@@ -69,6 +70,7 @@ def test_robust_predictive_interval_covers_new_data_at_its_level():
     np.testing.assert_allclose(median, reg.predict(X[500:510]), atol=0.05)
 
 
+@pytest.mark.slow
 def test_poisson_predictive_interval_covers_new_counts():
     rng = np.random.default_rng(2)
     X = rng.normal(size=(2500, 2))

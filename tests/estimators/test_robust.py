@@ -168,6 +168,7 @@ def _flat(reg):
 @pytest.mark.parametrize("acceptance, proposal", [("firefly", "slice"), ("firefly", "mala"),
                                                   ("firefly", "random_walk"),
                                                   ("minibatch", "random_walk")])
+@pytest.mark.slow
 def test_firefly_exact_and_minibatch_chains_agree(exact_reference, acceptance, proposal):
     X, y, reference = exact_reference
     reg = RobustTRegression(acceptance=acceptance, proposal=proposal, n_draws=20_000,
@@ -181,6 +182,7 @@ def test_firefly_exact_and_minibatch_chains_agree(exact_reference, acceptance, p
         assert reg.posterior_["n_bright"].mean() < 0.2 * len(y)
 
 
+@pytest.mark.slow
 def test_firefly_invariance_from_exact_draws():
     # theta = (w, log s) for y = w x + s t_4: the posterior on a fine grid; 1,000 chains
     # start at exact draws and take 10 Firefly slice steps; the moments must hold.

@@ -125,6 +125,7 @@ def test_the_sparse_posterior_is_the_dense_posterior(estimator, kind):
     assert_same_posterior(dense, sparse)
 
 
+@pytest.mark.slow
 def test_nothing_is_densified():
     """10,000 rows of 50,000 features, 3 stored values a row: dense, X would take 4 GB and a
     (d, d) matrix 20 GB. The fit's Python and NumPy allocations peak below three times the

@@ -22,6 +22,9 @@ from skbayes_mh.linear_model import ESTIMATORS as REGISTERED
 
 from _models import target_kind
 
+#: Every estimator on each joblib backend (optional extras), about two minutes.
+pytestmark = pytest.mark.slow
+
 #: Rows x features of the estimators' data: 1.3 MB of float64 (the size at which Ray failed),
 #: above Ray's 100 KiB inline limit and loky's 1 MiB memory-mapping threshold.
 N_ROWS, N_FEATURES = 20_000, 8

@@ -1,8 +1,13 @@
 """The README's main job, at a small size: every acceptance test runs, and each posterior
 agrees with the exact test's within its Monte Carlo error."""
+import pytest
+
 from skbayes_mh.__main__ import main
 from skbayes_mh.acceptance import ACCEPTANCE_TESTS
 from skbayes_mh.demo import compare
+
+#: The demo fits every acceptance test.
+pytestmark = pytest.mark.slow
 
 
 def test_every_test_runs_and_agrees_with_the_exact_posterior():

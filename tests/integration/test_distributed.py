@@ -16,6 +16,9 @@ from skbayes_mh import ConsensusMonteCarlo, MinibatchMHLogisticRegression, Robus
 from skbayes_mh.consensus import consensus_combine, consensus_mean_error
 from skbayes_mh.models._prior import GAUSSIAN, LAPLACE, LOG_SCALE, BuiltinPrior
 
+#: Fits on local Dask clusters (an optional extra).
+pytestmark = pytest.mark.slow
+
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
 

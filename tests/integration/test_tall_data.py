@@ -125,6 +125,7 @@ def test_stripes_cover_the_rows_in_whole_chunks():
         assert len(ranges) <= _passes.PASS_STRIPES
 
 
+@pytest.mark.slow
 def test_sparse_row_pool_and_float32_memmap_sample_the_posterior(on_disk, monkeypatch):
     """The control-variate minibatch test drawing from the sparse pool (forced here; it is
     the default above ~10^6 rows) on the float32 memmap agrees with the exact test on the

@@ -153,6 +153,7 @@ def exact_draws(logistic_problem):
     # Its range bound is worst-case (a third-derivative bound over the largest row): it
     # needs more rows than the others, still a few percent of N (3.5% with this seed).
     (ConfidenceSampler(), 0.1 * 20_000)], ids=["minibatch", "austerity", "confidence"])
+@pytest.mark.slow
 def test_posterior_moments_hold_from_exact_draws(logistic_problem, exact_draws, test,
                                                  most_rows):
     # Chains started at (near-)exact posterior draws take N_STEPS random-walk steps of
@@ -183,6 +184,7 @@ def test_posterior_moments_hold_from_exact_draws(logistic_problem, exact_draws, 
 @pytest.mark.parametrize("test, control_variates", [
     ("metropolis", False), (MinibatchBarker(), True), (Austerity(), True)],
     ids=["metropolis", "minibatch", "austerity"])
+@pytest.mark.slow
 def test_hamiltonian_paths_keep_the_posterior_from_exact_draws(logistic_problem, exact_draws,
                                                                test, control_variates):
     # Hamiltonian paths (full-data gradient for the exact test, the control variates' proxy
@@ -206,6 +208,7 @@ def test_hamiltonian_paths_keep_the_posterior_from_exact_draws(logistic_problem,
     assert np.mean(np.abs(finals - exact) > 0.5 * sd) > 0.5
 
 
+@pytest.mark.slow
 def test_sample_with_derivatives_uses_control_variates_and_agrees():
     # sample() with the rows' gradient and Hessian: the MAP by Newton, then the minibatch
     # test reads ~batch_size rows and the posterior agrees with the exact test's.

@@ -51,6 +51,7 @@ def test_chain_matches_the_grid_posterior(grid_posterior, update, resample, boun
     assert np.all(out.stats["n_data_read"] < len(grid_posterior["y"]))
 
 
+@pytest.mark.slow
 def test_bright_fraction_matches_its_expectation(grid_posterior):
     # E[#bright] = sum_n E_posterior[1 - B_n / L_n], computed on the grid.
     target = grid_posterior["target"]
@@ -70,6 +71,7 @@ def test_bright_fraction_matches_its_expectation(grid_posterior):
     assert expected > 10  # a case with many bright points
 
 
+@pytest.mark.slow
 def test_invariance_from_exact_draws(grid_posterior):
     # Chains started at exact posterior draws (z drawn from p(z | theta) at the start) must
     # stay distributed as the posterior after a few Firefly iterations.
@@ -93,6 +95,7 @@ def test_invariance_from_exact_draws(grid_posterior):
 # Bohning's fixed curvature is loose at confidently classified points: on the separated
 # classes its chain keeps ~40 of 300 points bright and mixes too slowly for a 20,000-draw
 # test (Monte Carlo error ~0.06 sd), so it is checked on overlapping classes.
+@pytest.mark.slow
 @pytest.mark.parametrize("softmax_bound, class_sep", [("jebara", 1.0), ("bohning", 0.5)])
 def test_softmax_firefly_matches_the_exact_chain(softmax_bound, class_sep):
     X, y = make_classification(n_samples=300, n_features=2, n_informative=2, n_redundant=0,

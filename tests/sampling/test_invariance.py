@@ -30,6 +30,7 @@ def problem():
 @pytest.mark.parametrize("test", [Metropolis(), Barker(), MinibatchBarker(batch_size=50),
                                   Austerity(epsilon=0.01, batch_size=100)],
                          ids=["metropolis", "barker", "minibatch", "austerity"])
+@pytest.mark.slow
 def test_posterior_moments_hold_after_steps(problem, test):
     data, mean, covariance = problem
     sd = np.sqrt(np.diag(covariance))
@@ -74,6 +75,7 @@ def logistic_problem():
             found["spacing"], found["mean"], found["grid_covariance"])
 
 
+@pytest.mark.slow
 def test_confidence_sampler_keeps_the_posterior(logistic_problem):
     # Exact draws from the grid posterior (a cell, then uniform within it: the cell's
     # variance spacing^2 / 12 is below 1e-4 of the posterior's).
