@@ -1,15 +1,20 @@
-"""Wall time of ``fit`` with a warm numba cache.
+"""Wall time of ``fit``, with an empty and with a warm numba cache.
 
+0. With ``--cold``: an empty numba cache (a fresh install's), in fresh processes: the first
+   default ``fit`` of breast cancer, compilation included (goal: at most 20 s), and
+   ``python -m skbayes_mh compile`` (goal: at most 60 s on two cores).
 1. A fresh process: import, then a default ``fit`` on 1,000 x 10 data (goal: under 2 s).
 2. scikit-learn's breast cancer data (569 x 30) in one warm process: the default ``fit``
    over five seeds with its largest R-hat, smallest bulk ESS and ``thin_`` (goal: converged,
    R-hat <= 1.01 and ESS >= 400, in at most 0.5 s), and a 5-fold ``cross_val_score``
    (goal: at most 3 s), beside scikit-learn's ``LogisticRegression``.
 
-    python benchmarks/fit_time.py
+    python benchmarks/fit_time.py [--cold]
 """
+import os
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 
@@ -27,6 +32,36 @@ MinibatchMHLogisticRegression(random_state=0).fit(X, y)
 end = time.perf_counter()
 print(f"{imported - start:.2f} {end - fit_start:.2f} {end - start:.2f}")
 """
+
+
+COLD_CHILD = r"""
+import time
+start = time.perf_counter()
+from sklearn.datasets import load_breast_cancer
+from skbayes_mh import MinibatchMHLogisticRegression
+X, y = load_breast_cancer(return_X_y=True)
+imported = time.perf_counter()
+MinibatchMHLogisticRegression(random_state=0).fit(X, y)
+end = time.perf_counter()
+print(f"{imported - start:.2f} {end - imported:.2f}")
+"""
+
+
+def cold_cache():
+    """The first fit and the compile command, each in a fresh process on an empty numba cache
+    (``NUMBA_CACHE_DIR`` pointed at a new directory: what a fresh install finds)."""
+    print("empty numba cache (a fresh install), fresh processes\n")
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+        out = subprocess.run([sys.executable, "-c", COLD_CHILD], check=True, env=env,
+                             capture_output=True, text=True).stdout.split()
+        print(f"  first default fit of breast cancer: {out[1]} s (import {out[0]} s)")
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "skbayes_mh", "compile"], check=True, env=env,
+                       capture_output=True)
+        print(f"  python -m skbayes_mh compile: {time.perf_counter() - start:.1f} s\n")
 
 
 def fresh_process():
@@ -69,5 +104,7 @@ def breast_cancer():
 
 
 if __name__ == "__main__":
+    if "--cold" in sys.argv[1:]:
+        cold_cache()
     fresh_process()
     breast_cancer()
