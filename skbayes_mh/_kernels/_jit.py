@@ -9,6 +9,8 @@ instead of a specialisation per function. They are compiled when first called, n
 import, and a notice is printed when that takes a while (the first call after install).
 """
 import functools
+import glob
+import hashlib
 import os
 import sys
 import tempfile
@@ -19,6 +21,68 @@ import numba
 import numpy as np
 from numba import types
 from numba.core.errors import NumbaExperimentalFeatureWarning
+
+#: The package's directory, and the parts of it that hold jitted code. A kernel compiles its
+#: callees from other files into itself, while numba checks a cached kernel against its own
+#: file only: a release that changed ``proposals.py`` alone would load ``mh.py``'s kernels
+#: cached with the old proposals (numba's cache beside the package outlives an upgrade).
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+KERNEL_SOURCES = ("_kernels", "models", "_validation.py")
+
+
+def kernel_sources_stamp(root=PACKAGE_DIR):
+    """A SHA-256 digest of every source file under ``root`` that holds jitted code
+    (:data:`KERNEL_SOURCES`): the freshness stamp of every cached kernel of the package."""
+    digest = hashlib.sha256()
+    for entry in KERNEL_SOURCES:
+        path = os.path.join(root, entry)
+        files = sorted(glob.glob(os.path.join(path, "*.py"))) if os.path.isdir(path) else [path]
+        for name in files:
+            digest.update(os.path.relpath(name, root).encode())
+            with open(name, "rb") as source:
+                digest.update(source.read())
+    return digest.hexdigest()
+
+
+#: The stamp of this installation's kernel sources (:func:`kernel_sources_stamp`).
+KERNEL_SOURCES_STAMP = kernel_sources_stamp()
+
+
+def _stamp_package_caches():
+    """Make numba's cache of every function in this package fresh only for the same kernel
+    sources (:data:`KERNEL_SOURCES_STAMP`) as well as its own file: a locator class for each
+    of numba's file-backed ones, taking this package's functions and adding the stamp.
+    Without numba's locator classes (a future numba), its own check stays."""
+    try:
+        from numba.core.caching import CacheImpl, _SourceFileBackedLocatorMixin
+        classes = CacheImpl._locator_classes
+    except (ImportError, AttributeError):
+        return
+    if any(getattr(locator, "package_stamped", False) for locator in classes):
+        return
+
+    def stamped(base):
+        class Locator(base):
+            package_stamped = True
+
+            @classmethod
+            def from_function(cls, py_func, py_file):
+                if not os.path.abspath(py_file).startswith(PACKAGE_DIR + os.sep):
+                    return None
+                return super().from_function(py_func, py_file)
+
+            def get_source_stamp(self):
+                return super().get_source_stamp(), KERNEL_SOURCES_STAMP
+
+        Locator.__name__ = Locator.__qualname__ = f"PackageStamped{base.__name__}"
+        return Locator
+
+    classes[:0] = [stamped(base) for base in classes
+                   if issubclass(base, _SourceFileBackedLocatorMixin)]
+
+
+_stamp_package_caches()
+
 
 def _cache_probe():
     """A function of this directory's files, for which :func:`_cache_on_disk` asks numba

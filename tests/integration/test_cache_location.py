@@ -50,3 +50,23 @@ def test_an_unwritable_cache_falls_back_with_one_warning(no_temporary_files, tmp
     else:
         assert cached == "True" and str(tmp_path) in message
         assert any(tmp_path.iterdir())  # the kernel was cached there
+
+
+def test_a_cached_kernel_is_stale_when_any_kernel_source_changes(tmp_path):
+    """A kernel compiles its callees from other files into itself, so its cache entry must
+    go stale when any file with jitted code changes, not only its own (numba checks only its
+    own, and its cache beside the package outlives an upgrade)."""
+    import shutil
+
+    from numba.core.caching import FunctionCache
+
+    from skbayes_mh._kernels import _jit, mh
+
+    stamp = FunctionCache(mh.mh_loop.py_func)._impl.locator.get_source_stamp()
+    assert stamp[1] == _jit.KERNEL_SOURCES_STAMP == _jit.kernel_sources_stamp()
+    copy = tmp_path / "skbayes_mh"
+    shutil.copytree(_jit.PACKAGE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    assert _jit.kernel_sources_stamp(str(copy)) == _jit.KERNEL_SOURCES_STAMP
+    with open(copy / "_kernels" / "proposals.py", "a") as source:
+        source.write("\n# a callee of mh.py changed\n")
+    assert _jit.kernel_sources_stamp(str(copy)) != _jit.KERNEL_SOURCES_STAMP
