@@ -32,6 +32,50 @@ FAST = dict(n_draws=60, n_warmup=60, n_chains=2)
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
 
+@pytest.fixture(autouse=True)
+def dense_x_read_dense(monkeypatch):
+    """A dense ``X`` is read dense in this file's comparisons (``fit`` would read one that
+    is mostly zeros as CSR, ``AUTO_SPARSE_DENSITY``), so that they compare the layouts."""
+    monkeypatch.setattr(estimators_base, "AUTO_SPARSE_DENSITY", 0.0)
+
+
+@pytest.mark.parametrize("estimator, kind, density, expected", [
+    (MinibatchMHLogisticRegression, "binary", 0.2, True),
+    (MinibatchMHLogisticRegression, "binary", 0.3, False),
+    # The centred softmax of 3 classes has 2 outputs: CSR up to 0.25 / sqrt(2) = 0.18.
+    (FireflySoftmaxClassifier, "classes", 0.15, True),
+    (FireflySoftmaxClassifier, "classes", 0.2, False)])
+def test_a_dense_x_of_mostly_zeros_is_read_as_csr(monkeypatch, tmp_path, estimator, kind,
+                                                   density, expected):
+    """Read as CSR, a dense ``X`` gives the draws of the same matrix passed sparse; a
+    memory map stays where it is."""
+    monkeypatch.setattr(estimators_base, "AUTO_SPARSE_DENSITY", 0.25)
+    layouts = []
+    choose = estimators_base.sparse_layout
+
+    def recorded(data, n_outputs):
+        data = choose(data, n_outputs)
+        layouts.append(sp.issparse(data.X))
+        return data
+
+    monkeypatch.setattr(estimators_base, "sparse_layout", recorded)
+    X = sparse_features(400, 6, density=density, seed=1)
+    y = outcomes(kind, X, seed=2)
+    auto = estimator(random_state=3, **FAST).fit(X.toarray(), y)
+    assert layouts == [expected]
+    sparse = estimator(random_state=3, **FAST).fit(X, y)
+    for name in auto.posterior_.draws:
+        np.testing.assert_allclose(auto.posterior_[name], sparse.posterior_[name],
+                                   rtol=1e-6, atol=1e-9, err_msg=name)
+    mapped = np.lib.format.open_memmap(tmp_path / "X.npy", mode="w+", dtype=np.float64,
+                                       shape=X.shape)
+    mapped[:] = X.toarray()
+    mapped.flush()
+    layouts.clear()
+    estimator(random_state=3, **FAST).fit(np.load(tmp_path / "X.npy", mmap_mode="r"), y)
+    assert layouts == []
+
+
 def sparse_features(n, d, density=0.3, seed=0):
     """A CSR matrix of ``n`` rows whose stored values are standard normal, ``density`` of
     the entries stored (about ``(1 - density)`` of each column zero)."""
