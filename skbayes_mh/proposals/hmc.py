@@ -14,19 +14,21 @@ class HMC(Proposal):
 
     Each iteration draws a momentum, follows the leapfrog integrator for a path of
     ``path_length`` (in the coordinates the shape whitens) times a uniform draw in
-    ``[1/2, 1]`` (so that the number of steps varies and cannot resonate with the
+    ``[1/2, 3/2]`` (so that the number of steps varies and cannot resonate with the
     posterior's periods), and proposes the end point; the change of kinetic energy enters
     the test exactly. The step ``s`` is tuned in warm-up toward an acceptance rate of 0.7.
 
     The gradient along the path is the full-data one with the exact tests (one pass per
     step), and the control variates' proxy with the subsampling tests (no data read until
-    the test). A path of ``pi / 2`` carries a Gaussian target of the shape's covariance to
-    an independent draw.
+    the test). A path of ``t`` moves a Gaussian target of the shape's covariance by the
+    angle ``t``: its draws' autocorrelation is ``cos t``. Lengths uniform around ``pi / 2``
+    average it to zero (lengths in ``[1/2, 1]`` of ``pi / 2`` would leave it at 0.37).
 
     Parameters
     ----------
     path_length : float, default=pi / 2
-        The longest path, in whitened coordinates.
+        The mean path, in whitened coordinates (each path's length is uniform in
+        ``[path_length / 2, 3 path_length / 2]``).
 
     References
     ----------
