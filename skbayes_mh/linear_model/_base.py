@@ -42,7 +42,8 @@ FLOAT32_IN_PLACE_MIN_BYTES = 1 << 26
 #: of the model's outputs, is non-zero. ``benchmarks/sparse_layout.py`` measured where a
 #: full-data pass costs the same both ways: about 25% non-zero for one output (logistic,
 #: Poisson, ...: a pass reads 2.5 ns a stored value against 0.6 ns a dense one by BLAS, which
-#: is memory-bound) and 11% for five classes (BLAS reads the data once for all of them).
+#: is memory-bound) and about 10% for five classes (four outputs in the centred basis: BLAS
+#: reads the data once for all of them).
 AUTO_SPARSE_DENSITY = 0.25
 
 
