@@ -59,7 +59,8 @@ class Proposal(BaseEstimator):
         """The scale relative to the proposal shape before any tuning."""
         return 1.0
 
-    def kernel_parameter(self):
-        """The kernel's one extra number (``specs.Proposal.parameter``): pCN's reference
-        degrees of freedom (0: Gaussian), HMC's path length; 0 otherwise."""
+    def kernel_parameter(self, barker=False):
+        """The kernel's one extra number (``specs.Proposal.parameter``) under a test with
+        Barker's acceptance (``barker``) or Metropolis': pCN's reference degrees of freedom
+        (0: Gaussian), HMC's mean path length; 0 otherwise."""
         return 0.0

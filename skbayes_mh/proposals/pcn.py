@@ -57,5 +57,5 @@ class PCN(Proposal):
         """An innovation share of one half."""
         return 0.5
 
-    def kernel_parameter(self):
+    def kernel_parameter(self, barker=False):
         return 0.0 if self.df is None else float(self.df)

@@ -222,7 +222,7 @@ class MetropolisHastings:
     def proposal_tuple(self):
         return (int(self.proposal._kernel_id), self.scale, self.shape.factor, self.shape.diag,
                 self.shape.basis, self.shape.gain, self.reference_mean,
-                self.proposal.kernel_parameter())
+                self.proposal.kernel_parameter(barker=self.acceptance.barker))
 
     def run(self, state, n_iter, rng, where="sampling"):
         """Run ``n_iter`` iterations from ``state`` (updated in place).

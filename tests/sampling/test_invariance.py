@@ -177,3 +177,27 @@ def test_a_low_rank_shape_keeps_the_conjugate_posterior(problem, proposal):
         finals.append(chain.draws[-1])
         accepted.append(chain.stats["acceptance_rate"].mean())
     _assert_moved_and_kept(np.array(finals), starts, accepted, mean, sd, moved=0.3)
+
+
+def test_hamiltonian_paths_have_their_mean_length():
+    """Step counts are the jittered length over the step, rounded up or down at random:
+    their mean is the mean path over the step (rounding always up would add half a step,
+    most of a path of one or two large steps). The mean path: pi / 2 under Metropolis'
+    acceptance, 3 pi / 8 under Barker's, or as given."""
+    from skbayes_mh._kernels.proposals import HMC as HMC_KIND, hmc_step_count
+    from skbayes_mh._kernels.specs import Proposal
+    from skbayes_mh.proposals import HMC
+
+    assert HMC().kernel_parameter(barker=False) == pytest.approx(np.pi / 2)
+    assert HMC().kernel_parameter(barker=True) == pytest.approx(3 * np.pi / 8)
+    assert HMC(path_length=0.7).kernel_parameter(barker=True) == 0.7
+    with pytest.raises(ValueError, match="path_length"):
+        HMC(path_length=-1.0)._validate_params()
+    rng = np.random.default_rng(0)
+    mean_path, step = 1.0, 0.45  # lengths in [0.5, 1.5]: 1.1 to 3.3 steps, 1 to 4 whole
+    proposal = Proposal(HMC_KIND, step, np.zeros((0, 0)), np.ones(2), np.zeros((0, 2)),
+                        np.ones(0), np.zeros(2), mean_path)
+    counts = np.array([hmc_step_count(proposal, rng) for _ in range(100_000)])
+    assert set(np.unique(counts)) == {1, 2, 3, 4}
+    standard_error = counts.std() / np.sqrt(counts.size)
+    assert abs(counts.mean() - mean_path / step) < 5 * standard_error
