@@ -40,8 +40,18 @@ def seconds_per_pass(estimator, X, y):
         warnings.simplefilter("ignore")
         estimator.fit(X, y)
     sampling = time.perf_counter() - start - estimator.setup_time_
-    return sampling / (estimator.n_iter_ if np.isscalar(estimator.n_iter_)
-                       else np.sum(estimator.n_iter_))
+    return sampling / np.sum(estimator.n_iter_)  # warm-up included in both
+
+
+def dense_and_csr(cls, settings, X, y):
+    """Seconds per pass with the dense ``X`` read dense, then passed as CSR."""
+    default = _base.AUTO_SPARSE_DENSITY
+    try:
+        _base.AUTO_SPARSE_DENSITY = 0.0  # read dense
+        dense = seconds_per_pass(cls(**settings), X, y)
+    finally:
+        _base.AUTO_SPARSE_DENSITY = default
+    return dense, seconds_per_pass(cls(**settings), sp.csr_array(X), y)
 
 
 def main():
@@ -56,25 +66,16 @@ def main():
     print(f"{args.rows:,} rows x {args.features} features; ms per iteration (one full-data "
           f"pass with its gradient); AUTO_SPARSE_DENSITY = {_base.AUTO_SPARSE_DENSITY}\n")
     rows = []
-    default = _base.AUTO_SPARSE_DENSITY
+    threshold = _base.AUTO_SPARSE_DENSITY
     for name, n_classes, cls in models:
-        X, y = synthetic(500, 20, 0.2, n_classes)
-        _base.AUTO_SPARSE_DENSITY = 0.0
-        seconds_per_pass(cls(**settings), X, y)  # compiles both layouts' kernels first
-        _base.AUTO_SPARSE_DENSITY = default
-        seconds_per_pass(cls(**settings), sp.csr_array(X), y)
+        dense_and_csr(cls, settings, *synthetic(500, 20, 0.2, n_classes))  # compiles both
         n_outputs = 1 if n_classes == 2 else n_classes - 1  # the centred softmax's blocks
         for density in DENSITIES:
-            X, y = synthetic(args.rows, args.features, density, n_classes)
-            try:
-                _base.AUTO_SPARSE_DENSITY = 0.0  # read dense
-                dense = seconds_per_pass(cls(**settings), X, y)
-            finally:
-                _base.AUTO_SPARSE_DENSITY = default
-            sparse = seconds_per_pass(cls(**settings), sp.csr_array(X), y)
+            dense, sparse = dense_and_csr(cls, settings, *synthetic(
+                args.rows, args.features, density, n_classes))
             rows.append([name, f"{density:.2f}", f"{1e3 * dense:.2f}", f"{1e3 * sparse:.2f}",
                          f"{dense / sparse:.2f}",
-                         "CSR" if density <= default / np.sqrt(n_outputs) else "dense"])
+                         "CSR" if density <= threshold / np.sqrt(n_outputs) else "dense"])
             print(f"[{name} {density}: dense {1e3 * dense:.2f} ms, CSR {1e3 * sparse:.2f} ms]",
                   flush=True)
     table(rows, ["model", "non-zero", "dense ms", "CSR ms", "dense / CSR", "fit reads"])
