@@ -47,6 +47,42 @@ def pytest_sessionstart(session):
     from skbayes_mh._compile import compile_kernels
 
     seconds = compile_kernels()
+    _load_cached_third_party_kernels()
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
         reporter.write_line(f"skbayes_mh: kernels compiled or loaded in {seconds:.1f} s")
+
+
+def _load_cached_third_party_kernels():
+    """Import the test dependencies that compile numba code with ``cache=True`` at import
+    (arviz-stats' xarray-einstats gufuncs) once here, before the workers start: workers that
+    import them together on a cold cache write the same cache files at once, and numba
+    0.61's cached gufuncs can then fail to load in every later process (an LLVM "Symbol not
+    found" abort during collection)."""
+    try:
+        import arviz_stats.base  # noqa: F401
+    except ImportError:
+        pass
+
+
+_crashed_workers = []
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """Remember a test worker that died (pytest-xdist's hook)."""
+    if error:
+        _crashed_workers.append(f"{getattr(node, 'gateway', node).id}: {error}")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Fail the run when a test worker crashed: pytest-xdist reports workers lost during
+    collection ("maximum crashed workers reached") with no failed test and exit status 0
+    or 5 (no tests), which would pass a run that tested nothing."""
+    if _crashed_workers and exitstatus in (pytest.ExitCode.OK,
+                                           pytest.ExitCode.NO_TESTS_COLLECTED):
+        session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line("test workers crashed: " + "; ".join(_crashed_workers),
+                                red=True)
