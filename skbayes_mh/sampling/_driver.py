@@ -9,6 +9,9 @@ import numpy as np
 
 #: Warm-up is cut into this many windows; tuners update between them.
 N_WINDOWS = 20
+#: In the first window (the transient from the start), tuners with an ``update_transient``
+#: method update after every this many iterations.
+TRANSIENT_CHUNK = 5
 #: The kept iterations run in at least this many chunks (the per-draw seconds are
 #: interpolated within a chunk by the data each iteration read).
 MIN_CHUNKS = 20
@@ -98,8 +101,12 @@ def run_chain(sampler, theta0, seed, n_warmup, n_draws, thin=1, tuners=(), progr
         n_iter = window if k < N_WINDOWS - 1 else n_warmup - window * (N_WINDOWS - 1)
         if n_iter <= 0:
             continue
-        parts, interrupted = _run_in_chunks(sampler, state, rng, n_iter, 1, n_iter, progress,
-                                            stop, "warm-up", pacer)
+        if k == 0:
+            parts, interrupted = _run_transient(sampler, state, rng, n_iter, tuners, progress,
+                                                stop, pacer)
+        else:
+            parts, interrupted = _run_in_chunks(sampler, state, rng, n_iter, 1, n_iter,
+                                                progress, stop, "warm-up", pacer)
         if interrupted:
             break
         info = _concatenate(parts)
@@ -187,6 +194,28 @@ class _Pacer:
 
     def record(self, n_iter, seconds):
         self.per_iteration = seconds / n_iter
+
+
+def _run_transient(sampler, state, rng, total, tuners, progress, stop, pacer):
+    """The first warm-up window: :func:`_run_in_chunks` in pieces of
+    :data:`TRANSIENT_CHUNK` iterations, each followed by the ``update_transient`` of the
+    tuners that have one (all of it at once when none has)."""
+    fast = [tuner for tuner in tuners if hasattr(tuner, "update_transient")]
+    piece = TRANSIENT_CHUNK if fast else total
+    parts = []
+    done = 0
+    while done < total:
+        n_iter = min(piece, total - done)
+        new, interrupted = _run_in_chunks(sampler, state, rng, n_iter, 1, n_iter, progress,
+                                          stop, "warm-up", pacer)
+        parts += new
+        done += n_iter
+        if interrupted:
+            return parts, True
+        info = _concatenate(new)
+        for tuner in fast:
+            tuner.update_transient(sampler, info)
+    return parts, False
 
 
 def _run_in_chunks(sampler, state, rng, total, step, largest_chunk, progress, stop, where,

@@ -1,0 +1,94 @@
+"""The warm-up's first window: the step scale is re-tuned every few iterations there (the
+transient from an over-dispersed start), by the window afterwards."""
+import numpy as np
+import pytest
+
+from skbayes_mh.sampling import ScaleTuner, run_chain
+from skbayes_mh.sampling._driver import N_WINDOWS, TRANSIENT_CHUNK
+from skbayes_mh.sampling._tuning import TRANSIENT_GAIN
+
+
+class ThresholdSampler:
+    """A stand-in sampler that accepts every move while its scale is below ``critical`` and
+    none above: where a Hamiltonian path from far out in the tails stands with a scale right
+    for the posterior (it accepts nothing until the scale shrinks)."""
+
+    target_acceptance_rate = 0.7
+    max_scale = np.inf
+
+    def __init__(self, scale, critical):
+        self.scale = scale
+        self.critical = critical
+        self.runs = []
+
+    def init(self, theta0, rng):
+        return np.asarray(theta0, dtype=float)
+
+    def run(self, state, n_iter, rng, where):
+        self.runs.append((where, n_iter, self.scale))
+        accepted = np.full(n_iter, self.scale < self.critical)
+        return {"draws": np.zeros((n_iter, state.size)), "accepted": accepted,
+                "n_data_read": np.ones(n_iter, dtype=np.int64), "lp": np.zeros(n_iter)}
+
+
+class RecordingTuner:
+    def __init__(self):
+        self.transient, self.windows = [], []
+
+    def update_transient(self, sampler, info):
+        self.transient.append(info["accepted"].size)
+
+    def update(self, sampler, info, window, n_windows):
+        self.windows.append((window, info["accepted"].size))
+
+
+def test_the_first_window_updates_every_few_iterations():
+    n_warmup = 400
+    sampler, tuner = ThresholdSampler(1.0, 2.0), RecordingTuner()
+    run_chain(sampler, np.zeros(2), 0, n_warmup, 10, tuners=[tuner])
+    window = n_warmup // N_WINDOWS
+    assert tuner.transient == [TRANSIENT_CHUNK] * (window // TRANSIENT_CHUNK)
+    # Every window, the first included whole, still reaches update().
+    assert tuner.windows == [(k, window) for k in range(N_WINDOWS)]
+
+
+class RecordingScaleTuner(ScaleTuner):
+    def __init__(self):
+        super().__init__()
+        self.scales = []
+
+    def update_transient(self, sampler, info):
+        super().update_transient(sampler, info)
+        self.scales.append(sampler.scale)
+
+    def update(self, sampler, info, window, n_windows):
+        super().update(sampler, info, window, n_windows)
+        self.scales.append(sampler.scale)
+
+
+def test_a_scale_that_accepts_nothing_is_cut_within_the_first_window():
+    """From 4 times the largest scale that moves, the scale is below it after two pieces of
+    the first window, and after the window within a factor of it: the transient's updates
+    settle where the acceptance is near the target, and the window's own update leaves
+    them (before, one update after the whole window cut the scale by exp(-1.4) only)."""
+    critical = 1.0
+    sampler = ThresholdSampler(4.0 * critical, critical)
+    tuner = RecordingScaleTuner()
+    run_chain(sampler, np.zeros(2), 0, 1000, 10, tuners=[tuner])
+    pieces = 50 // TRANSIENT_CHUNK
+    assert tuner.transient_updates == pieces
+    cut = np.exp(-0.7 * TRANSIENT_GAIN)  # a piece that accepts nothing
+    assert tuner.scales[:2] == pytest.approx([4.0 * cut, 4.0 * cut ** 2])
+    assert tuner.scales[1] < critical
+    after_window = tuner.scales[pieces]
+    assert after_window == tuner.scales[pieces - 1]  # window 0's update left it
+    assert critical * cut < after_window < critical / cut
+
+
+def test_without_transient_updates_the_first_window_tunes_as_before():
+    """A tuner used on its own (no driver calls to ``update_transient``) updates after
+    window 0 by its Robbins-Monro step, gain 2."""
+    sampler = ThresholdSampler(4.0, 1.0)
+    tuner = ScaleTuner()
+    tuner.update(sampler, {"accepted": np.zeros(50, dtype=bool)}, 0, N_WINDOWS)
+    assert sampler.scale == pytest.approx(4.0 * np.exp(-0.7 * 2.0))
