@@ -15,16 +15,15 @@ def main(argv=None):
     compile_ = commands.add_parser("compile", help="compile every numba kernel now, one "
                                                    "process per core (cached on disk)")
     compile_.add_argument("--jobs", type=int, default=None, help="processes (default: cores)")
-    compile_.add_argument("--no-float32", action="store_true",
-                          help="skip the kernels for float32 data")
-    compile_.add_argument("--no-sparse", action="store_true",
-                          help="skip the kernels for sparse data")
+    compile_.add_argument("--float64-only", action="store_true",
+                          help="only the kernels for float64 arrays (not float32 or sparse "
+                               "data)")
     args = parser.parse_args(argv)
     if args.command == "compile":
         from ._compile import compile_kernels
 
-        seconds = compile_kernels(args.jobs, float32=not args.no_float32,
-                                  sparse=not args.no_sparse, verbose=True)
+        seconds = compile_kernels(args.jobs, other_layouts=not args.float64_only,
+                                  verbose=True)
         print(f"skbayes_mh: every kernel compiled and cached in {seconds:.1f} s.")
         return 0
     from .demo import run_demo

@@ -14,28 +14,22 @@ KERNEL_MODULES = ("skbayes_mh._kernels.mh", "skbayes_mh._kernels.firefly",
                   "skbayes_mh._kernels.passes")
 
 
-def _data_kind(signature):
-    """``"float32"``, ``"sparse"`` or ``"float64"``: the data a kernel signature reads (its
-    first argument's first entry, a spec's ``X`` or ``data``)."""
+def _reads_float64_array(signature):
+    """Whether a kernel signature is for a float64 array (its spec's first entry): the
+    other signatures take a linear model's other layouts (``specs.Matrix``: float32 or
+    sparse) or a user's model on sparse data."""
     from numba import types
 
-    from ._kernels.specs import CSR_MATRIX
-
-    data = signature.args[0].types[0] if isinstance(signature.args[0], types.BaseTuple) else None
-    if data == CSR_MATRIX:
-        return "sparse"
-    if isinstance(data, types.Array) and data.dtype == types.float32:
-        return "float32"
-    return "float64"
+    spec = signature.args[0]
+    data = spec.types[0] if isinstance(spec, types.BaseTuple) else None
+    return isinstance(data, types.Array) and data.dtype == types.float64
 
 
-def kernel_signatures(float32=True, sparse=True):
-    """``(module, name, index)`` of every entry kernel signature (float32 data's with
-    ``float32``, sparse data's with ``sparse``), the main chain loops first (they take
+def kernel_signatures(other_layouts=True):
+    """``(module, name, index)`` of every entry kernel signature (with ``other_layouts``
+    also those for float32 and sparse data), the main chain loops first (they take
     longest)."""
     from ._kernels._jit import EntryKernel
-
-    wanted = {"float64", *(["float32"] if float32 else []), *(["sparse"] if sparse else [])}
 
     tasks = []
     for module_name in KERNEL_MODULES:
@@ -43,7 +37,7 @@ def kernel_signatures(float32=True, sparse=True):
         for name, kernel in sorted(vars(module).items()):
             if isinstance(kernel, EntryKernel) and kernel.__module__ == module_name:
                 for index, signature in enumerate(kernel.signatures):
-                    if _data_kind(signature) in wanted:
+                    if other_layouts or _reads_float64_array(signature):
                         tasks.append((module_name, name, index))
     loops = ("mh_exact_linear", "mh_subsampled_linear", "firefly_linear", "mh_exact_rows",
              "mh_subsampled_rows", "slice_linear", "slice_rows")
@@ -57,9 +51,9 @@ def _prepare(task):
     return task, time.perf_counter() - started
 
 
-def compile_kernels(n_jobs=None, float32=True, sparse=True, verbose=False):
+def compile_kernels(n_jobs=None, other_layouts=True, verbose=False):
     """Compile (or load from the cache) every kernel signature in ``n_jobs`` processes
-    (None: one per core; float32 and sparse data's with ``float32`` and ``sparse``).
+    (None: one per core; those for float32 and sparse data with ``other_layouts``).
 
     Returns
     -------
@@ -69,7 +63,7 @@ def compile_kernels(n_jobs=None, float32=True, sparse=True, verbose=False):
     from ._passes import pass_threads
 
     started = time.perf_counter()
-    tasks = kernel_signatures(float32, sparse)
+    tasks = kernel_signatures(other_layouts)
     workers = max(1, min(n_jobs or pass_threads(), len(tasks)))
     if workers == 1:
         results = map(_prepare, tasks)

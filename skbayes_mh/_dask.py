@@ -106,7 +106,7 @@ def encode_dask_labels(y, classes, dtype):
 
 def _run_on_block(function, container, X, y, weights, intercept, offset):
     X = read_only(np.ascontiguousarray(X))
-    y = read_only(np.ascontiguousarray(y, dtype=X.dtype))
+    y = read_only(np.ascontiguousarray(y, dtype=np.float64))
     part = container(X, y, read_only(weights), intercept, row_offset=offset)
     return function(part, 0, part.n_rows)
 
@@ -130,7 +130,7 @@ def gather(data):
     import dask
     X, y = dask.compute(data.X, data.y)
     X = read_only(np.ascontiguousarray(X))
-    return type(data)(X, read_only(np.ascontiguousarray(y, dtype=X.dtype)), data.weights,
+    return type(data)(X, read_only(np.ascontiguousarray(y, dtype=np.float64)), data.weights,
                       data.intercept)
 
 

@@ -65,9 +65,17 @@ class LinearData:
 
     @property
     def kernel_X(self):
-        """``X`` as the kernels take it: the array, or a sparse matrix's CSR arrays and shape
-        (``specs.CSR_MATRIX``)."""
-        return csr_arrays(self.X) if self.sparse else self.X
+        """``X`` as the kernels take it: a float64 array as it is, any other layout in one
+        type (``specs.Matrix``): its kind, the float32 array or the sparse matrix's CSR
+        arrays (the others empty), and its shape."""
+        return kernel_matrix(self.X)
+
+    @property
+    def kernel_y(self):
+        """``y`` as the kernels take it: float64 (a copy only where it is not)."""
+        if self.y.dtype == np.float64:
+            return self.y
+        return read_only(np.ascontiguousarray(self.y, dtype=np.float64))
 
     @property
     def distributed(self):
@@ -182,6 +190,26 @@ def multiply(X, other):
 def sum_each_row(X):
     """``X.sum(axis=1)`` as a 1-D array, for an array or a sparse matrix."""
     return np.asarray(X.sum(axis=1)).ravel()
+
+
+_NO_ROWS = read_only(np.empty((0, 0)))
+_NO_ROWS32 = read_only(np.empty((0, 0), dtype=np.float32))
+_NO_VALUES = read_only(np.empty(0))
+_NO_INDICES = read_only(np.empty(0, dtype=np.int32))
+
+
+def kernel_matrix(X):
+    """A linear model's ``X`` as the kernels take it: a float64 array as it is, else
+    ``(kind, dense, dense32, data, indices, indptr, shape)`` (``specs.MATRIX_DATA``), the
+    arrays of ``X``'s layout in their places and empty arrays in the others."""
+    from ._kernels.specs import DENSE32, SPARSE
+
+    shape = tuple(map(int, X.shape))
+    if sp.issparse(X):
+        return (SPARSE, _NO_ROWS, _NO_ROWS32, X.data, X.indices, X.indptr, shape)
+    if X.dtype == np.float32:
+        return (DENSE32, _NO_ROWS, X, _NO_VALUES, _NO_INDICES, _NO_INDICES, shape)
+    return X
 
 
 def csr_arrays(X):

@@ -317,13 +317,11 @@ def entry_kernel(*signatures, select=None):
     return lambda function: EntryKernel(function, signatures, select)
 
 
-def by_data_dtype(args):
-    """``select`` for kernels whose first argument is a linear spec: 0 for float64 data, 1 for
-    float32, 2 for sparse data (a tuple of CSR arrays; the order of ``specs.LINEAR_SPECS``)."""
-    X = args[0][0]
-    if isinstance(X, tuple):
-        return 2
-    return 0 if X.dtype == np.float64 else 1
+def by_data_layout(args):
+    """``select`` for kernels whose first argument is a linear spec: 0 for a float64 array
+    ``X``, 1 for any other layout (a ``specs.Matrix`` tuple; the order of
+    ``specs.LINEAR_SPECS``)."""
+    return 1 if isinstance(args[0][0], tuple) else 0
 
 
 def by_row_data(args):

@@ -32,7 +32,7 @@ from numba import types
 
 from ._common import borrow, borrow_workspace, keep_alive, log_expm1
 from ._jit import (BOOL, F8, I8, MATRIX, RNG, STATUS_BAD_LOGLIK,
-                   STATUS_OK, VECTOR, by_data_dtype, entry_kernel, jit, readonly)
+                   STATUS_OK, VECTOR, by_data_layout, entry_kernel, jit, readonly)
 from .linear import add_gradient, block_width, linear_u
 from .mh import log_prior_total
 from .pool import DENSE_POOL_MAX_ROWS, draw_rows, make_pool
@@ -450,7 +450,7 @@ def firefly_loop(spec, prior, bound, proposal, inv_temperature, update, chain, r
 
 @entry_kernel(*[types.Tuple((I8, I8))(spec, PRIOR, FIREFLY_BOUND, PROPOSAL, F8,
                                       BRIGHTNESS_UPDATE, FIREFLY_CHAIN, RNG, TRACE)
-                for spec in LINEAR_SPECS], select=by_data_dtype)
+                for spec in LINEAR_SPECS], select=by_data_layout)
 def firefly_linear(spec, prior, bound, proposal, inv_temperature, update, chain, rng, trace):
     """:func:`firefly_loop` for a linear-predictor model."""
     return firefly_loop(linear_view(spec), prior_view(prior), bound_view(bound),
@@ -461,7 +461,7 @@ _D3 = types.Array(F8, 3, "C")
 
 
 @entry_kernel(*[I8(spec, FIREFLY_BOUND, I8, I8, VECTOR, MATRIX, _D3, VECTOR, MATRIX)
-                for spec in LINEAR_SPECS], select=by_data_dtype)
+                for spec in LINEAR_SPECS], select=by_data_layout)
 def bound_coefficients(spec, bound, start, stop, constants, linear, curvatures, scale_terms,
                        tangent_u):
     """The weighted bound coefficients ``c``, ``l``, ``A`` and ``s`` of rows ``start..stop-1``
@@ -488,14 +488,14 @@ def bound_coefficients(spec, bound, start, stop, constants, linear, curvatures, 
 
 
 @entry_kernel(*[I8(spec, FIREFLY_BOUND, F8, FIREFLY_CHAIN, RNG) for spec in LINEAR_SPECS],
-              select=by_data_dtype)
+              select=by_data_layout)
 def firefly_initialise(spec, bound, inv_temperature, chain, rng):
     """:func:`initialise_loop` for a linear-predictor model."""
     return initialise_loop(linear_view(spec), bound_view(bound), inv_temperature, chain, rng)
 
 
 @entry_kernel(*[I8(spec, FIREFLY_BOUND, IN_VECTOR, F8, MATRIX) for spec in LINEAR_SPECS],
-              select=by_data_dtype)
+              select=by_data_layout)
 def firefly_terms(spec, bound, theta, inv_temperature, out):
     """Every row's ``(l_i, b_i)`` at ``theta`` into ``out`` (N, 2), tempered and weighted:
     for checking the bounds. Returns the status."""
@@ -515,7 +515,7 @@ def firefly_terms(spec, bound, theta, inv_temperature, out):
 
 @entry_kernel(*[types.Tuple((F8, I8))(spec, PRIOR, FIREFLY_BOUND, IN_VECTOR, readonly(I8, 1), I8,
                                       F8, BOOL, VECTOR) for spec in LINEAR_SPECS],
-              select=by_data_dtype)
+              select=by_data_layout)
 def firefly_pseudo_posterior(spec, prior, bound, theta, bright_rows, n_bright, inv_temperature,
                              want_grad, gradient):
     """:func:`pseudo_posterior` for the bright set ``bright_rows[:n_bright]``: its value and, with

@@ -17,6 +17,7 @@ from numba.extending import intrinsic, overload
 from numba.np.arrayobj import make_array
 
 from ._jit import jit
+from .specs import DENSE32, SPARSE
 
 #: Fast-math flags on the dot products' multiplications and additions only.
 REASSOCIATE = ("reassoc", "contract")
@@ -56,16 +57,23 @@ def row_dot(typingctx, X, i, theta, start):
 
 
 def x_dot(X, i, theta, start):
-    """``sum_j X[i, j] theta[start + j]`` for dense ``X`` (:func:`row_dot`) or a
-    :data:`.specs.CSR` matrix (over row ``i``'s stored values only)."""
+    """``sum_j X[i, j] theta[start + j]`` for a float64 array ``X`` (:func:`row_dot`) or a
+    :data:`.specs.Matrix`: dense, or sparse (over row ``i``'s stored values only)."""
 
 
 @overload(x_dot, inline="always")
 def _x_dot(X, i, theta, start):
     if isinstance(X, types.Array):
         return lambda X, i, theta, start: row_dot(X, i, theta, start)
-    return lambda X, i, theta, start: _sparse_row_dot(X.data, X.indices, X.indptr[i],
-                                                      X.indptr[i + 1], theta, start)
+
+    def impl(X, i, theta, start):
+        if X.kind == SPARSE:
+            return _sparse_row_dot(X.data, X.indices, X.indptr[i], X.indptr[i + 1], theta,
+                                   start)
+        if X.kind == DENSE32:
+            return row_dot(X.dense32, i, theta, start)
+        return row_dot(X.dense, i, theta, start)
+    return impl
 
 
 @jit
@@ -80,8 +88,8 @@ def _sparse_row_dot(values, columns, begin, end, theta, start):
 
 
 def add_row(X, i, scale, out, start):
-    """``out[start + j] += scale * X[i, j]`` for every column ``j`` (a sparse row's stored
-    values only)."""
+    """``out[start + j] += scale * X[i, j]`` for every column ``j`` of a float64 array or a
+    :data:`.specs.Matrix` ``X`` (a sparse row's stored values only)."""
 
 
 @overload(add_row, inline="always")
@@ -93,8 +101,15 @@ def _add_row(X, i, scale, out, start):
         return impl
 
     def impl(X, i, scale, out, start):
-        for p in range(X.indptr[i], X.indptr[i + 1]):
-            out[start + X.indices[p]] += scale * X.data[p]
+        if X.kind == SPARSE:
+            for p in range(X.indptr[i], X.indptr[i + 1]):
+                out[start + X.indices[p]] += scale * X.data[p]
+        elif X.kind == DENSE32:
+            for j in range(X.shape[1]):
+                out[start + j] += scale * X.dense32[i, j]
+        else:
+            for j in range(X.shape[1]):
+                out[start + j] += scale * X.dense[i, j]
     return impl
 
 

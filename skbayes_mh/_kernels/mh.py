@@ -23,7 +23,7 @@ from numba import literally, types
 from numba.extending import overload
 
 from ._jit import (F8, I8, RNG, STATUS_BAD_LOG_PRIOR, STATUS_OK,
-                   TUPLE_FIELDS, VECTOR, by_data_dtype, by_row_data, entry_kernel, jit)
+                   TUPLE_FIELDS, VECTOR, by_data_layout, by_row_data, entry_kernel, jit)
 from .austerity import austerity_decide
 from .barker import barker_decide
 from .confidence import confidence_decide
@@ -488,7 +488,7 @@ _LINEAR_SIGNATURES = [_CHAIN_RESULT(spec, *_CHAIN_ARGS) for spec in LINEAR_SPECS
 _ROW_SIGNATURES = [_CHAIN_RESULT(spec, *_CHAIN_ARGS) for spec in ROW_SPECS]
 
 
-@entry_kernel(*_LINEAR_SIGNATURES, select=by_data_dtype)
+@entry_kernel(*_LINEAR_SIGNATURES, select=by_data_layout)
 def mh_exact_linear(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace):
     """:func:`mh_loop` for a linear-predictor model with an exact test."""
     return mh_loop(linear_view(spec), prior_view(prior), proposal_view(proposal),
@@ -496,7 +496,7 @@ def mh_exact_linear(spec, prior, proposal, test, cv, inv_temperature, chain, rng
                    True)
 
 
-@entry_kernel(*_LINEAR_SIGNATURES, select=by_data_dtype)
+@entry_kernel(*_LINEAR_SIGNATURES, select=by_data_layout)
 def mh_subsampled_linear(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace):
     """:func:`mh_loop` for a linear-predictor model with a subsampling test."""
     return mh_loop(linear_view(spec), prior_view(prior), proposal_view(proposal),
@@ -520,7 +520,7 @@ def mh_subsampled_rows(spec, prior, proposal, test, cv, inv_temperature, chain, 
                    False)
 
 
-@entry_kernel(*_LINEAR_SIGNATURES, select=by_data_dtype)
+@entry_kernel(*_LINEAR_SIGNATURES, select=by_data_layout)
 def slice_linear(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace):
     """:func:`slice_loop` for a linear-predictor model (``test`` and ``cv`` unused)."""
     return slice_loop(linear_view(spec), prior_view(prior), proposal_view(proposal),

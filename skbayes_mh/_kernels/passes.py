@@ -12,7 +12,7 @@ import numpy as np
 from numba import types
 
 from ._jit import (F8, I8, MATRIX, STATUS_BAD_GRADIENT, STATUS_BAD_LOGLIK, STATUS_OK, VECTOR,
-                   by_data_dtype, by_row_data, entry_kernel)
+                   by_data_layout, by_row_data, entry_kernel)
 from ._common import borrow, borrow_workspace, keep_alive
 from .linear import linear_u
 from .rows import make_workspace, row_weight
@@ -23,7 +23,7 @@ _D3 = types.Array(F8, 3, "C")
 
 
 @entry_kernel(*[I8(spec, IN_VECTOR, I8, I8, I8, VECTOR, MATRIX, _D3) for spec in LINEAR_SPECS],
-              select=by_data_dtype)
+              select=by_data_layout)
 def linear_derivatives(spec, theta, start, stop, order, values, slopes, curvatures):
     """For rows ``start..stop-1``: ``values[r]`` = ``w_i l_i``, and for ``order`` >= 1
     (>= 2) ``slopes[r]`` (``curvatures[r]``) its gradient (Hessian) in ``u``, ``r = i - start``.

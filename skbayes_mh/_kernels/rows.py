@@ -17,7 +17,7 @@ from ._common import prefetch_row, prefetch_values
 from ._jit import STATUS_BAD_LOGLIK, STATUS_OK, jit
 from .linear import (add_gradient, linear_u, linear_u_pair, linear_u_triple,
                      quadratic_change)
-from .specs import LinearSpec, RowSpec
+from .specs import DENSE32, SPARSE, LinearSpec, RowSpec
 
 
 def _is(spec, cls):
@@ -52,6 +52,17 @@ def _prefetch(spec, i):
         if _is(spec, LinearSpec):
             return lambda spec, i: prefetch_row(spec.X, i)
         return lambda spec, i: prefetch_row(spec.data, i)
+    if _is(spec, LinearSpec):  # a specs.Matrix
+        def impl(spec, i):
+            X = spec.X
+            if X.kind == SPARSE:
+                prefetch_values(X.data, X.indptr[i])
+                prefetch_values(X.indices, X.indptr[i])
+            elif X.kind == DENSE32:
+                prefetch_row(X.dense32, i)
+            else:
+                prefetch_row(X.dense, i)
+        return impl
 
     def impl(spec, i):  # a sparse row: its values and column indices
         matrix = spec[0]

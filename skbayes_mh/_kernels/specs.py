@@ -24,6 +24,15 @@ from ._jit import (BOOL, BYTES, F4, F8, FLAGS, I4, I8, INDEX, MATRIX, TUPLE_FIEL
                    readonly)
 
 LinearSpec = namedtuple("LinearSpec", "X y weights params link n_outputs n_extra intercept")
+#: A linear model's ``X`` in any layout but a float64 array, so that the kernels compile
+#: once for those: ``kind`` (:data:`DENSE32` or :data:`SPARSE`; :data:`DENSE` too) names
+#: the arrays that hold it (a float32 C-contiguous ``dense32``, or a CSR matrix's ``data``,
+#: ``indices`` and ``indptr``, see :data:`CSR`; a float64 ``dense``); the others are
+#: empty. ``shape`` is ``(N, D)`` for every kind. The layout is a branch per row, which the
+#: processor predicts every time. A float64 array, the common case, has a signature of its
+#: own (a kernel for every layout compiles a third slower: a first fit would wait longer).
+Matrix = namedtuple("Matrix", "kind dense dense32 data indices indptr shape")
+DENSE, DENSE32, SPARSE = 0, 1, 2
 #: A sparse ``X`` in compressed sparse rows: row ``i``'s values ``data[indptr[i]:indptr[i+1]]``
 #: in columns ``indices[...]`` (both int32), and its ``shape`` ``(N, D)``, so that the kernels
 #: read ``X.shape`` alike for dense and sparse data.
@@ -121,15 +130,20 @@ WEIGHTS = readonly(F8, 1)
 CSR_MATRIX = types.Tuple((readonly(F8, 1), readonly(I4, 1), readonly(I4, 1), types.UniTuple(I8, 2)))
 
 
-def linear_spec_type(dtype, sparse=False):
-    """The numba type of a :data:`LinearSpec` tuple whose ``X`` and ``y`` have ``dtype``
-    (``X`` a :data:`CSR_MATRIX` with ``sparse``)."""
-    X = CSR_MATRIX if sparse else readonly(dtype, 2)
-    return types.Tuple((X, readonly(dtype, 1), WEIGHTS, IN_VECTOR, LINK, I8, I8, I8))
+#: A :data:`Matrix` as Python passes it (a plain tuple).
+MATRIX_DATA = types.Tuple((I8, readonly(F8, 2), readonly(F4, 2), readonly(F8, 1),
+                           readonly(I4, 1), readonly(I4, 1), types.UniTuple(I8, 2)))
 
 
-#: Dense float64, dense float32 and sparse (float64) data: the order of ``_jit.by_data_dtype``.
-LINEAR_SPECS = (linear_spec_type(F8), linear_spec_type(F4), linear_spec_type(F8, sparse=True))
+def linear_spec_type(X):
+    """The numba type of a :data:`LinearSpec` tuple with ``X`` of type ``X`` (``y`` is
+    float64 for every layout)."""
+    return types.Tuple((X, readonly(F8, 1), WEIGHTS, IN_VECTOR, LINK, I8, I8, I8))
+
+
+#: A float64 array ``X``, and every other layout (a :data:`MATRIX_DATA`): the order of
+#: ``_jit.by_data_layout``.
+LINEAR_SPECS = (linear_spec_type(readonly(F8, 2)), linear_spec_type(MATRIX_DATA))
 #: A user's model on dense and on sparse data (the order of ``_jit.by_row_data``).
 ROW_SPECS = (types.Tuple((DATA, WEIGHTS, LOGLIK, GRADIENT, HESSIAN, LOG_PRIOR)),
              types.Tuple((CSR_MATRIX, WEIGHTS, *user_function_types(SPARSE_DATA), LOG_PRIOR)))
@@ -148,5 +162,6 @@ TUPLE_FIELDS.update({TRACE: Trace, FIREFLY_CHAIN: FireflyChain,
                      BRIGHTNESS_UPDATE: BrightnessUpdate})
 TUPLE_FIELDS.update(dict.fromkeys(LINEAR_SPECS, LinearSpec))
 TUPLE_FIELDS.update(dict.fromkeys(ROW_SPECS, RowSpec))
-TUPLE_FIELDS.update({CSR_MATRIX: CSR, PRIOR: Prior, PROPOSAL: Proposal, TEST: Test, CONTROL_VARIATES: ControlVariates,
+TUPLE_FIELDS.update({CSR_MATRIX: CSR, MATRIX_DATA: Matrix, PRIOR: Prior, PROPOSAL: Proposal,
+                     TEST: Test, CONTROL_VARIATES: ControlVariates,
                      FIREFLY_BOUND: FireflyBound})

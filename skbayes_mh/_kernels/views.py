@@ -6,18 +6,22 @@ from numba.extending import overload
 
 from ._common import borrow, borrow_for_user
 from ._jit import jit
-from .specs import (CSR, ControlVariates, FireflyBound, LinearSpec, Prior, Proposal, RowSpec,
-                    Test)
+from .specs import (CSR, ControlVariates, FireflyBound, LinearSpec, Matrix, Prior, Proposal,
+                    RowSpec, Test)
 
 
 def matrix_view(X):
-    """``X`` borrowed: a dense array, or a sparse matrix's plain tuple as a :data:`.specs.CSR`."""
+    """``X`` borrowed: a dense array, a sparse matrix's plain tuple as a :data:`.specs.CSR`,
+    or a linear model's plain tuple as a :data:`.specs.Matrix`."""
 
 
 @overload(matrix_view, inline="always")
 def _matrix_view(X):
     if isinstance(X, types.Array):
         return lambda X: borrow(X)
+    if len(X) == len(Matrix._fields):
+        return lambda X: Matrix(X[0], borrow(X[1]), borrow(X[2]), borrow(X[3]), borrow(X[4]),
+                                borrow(X[5]), X[6])
     return lambda X: CSR(borrow(X[0]), borrow(X[1]), borrow(X[2]), X[3])
 
 
@@ -101,4 +105,5 @@ def _rebind(value):
     return namespace["impl"]
 
 
-_NAMED = (CSR, ControlVariates, FireflyBound, LinearSpec, Prior, Proposal, RowSpec, Test)
+_NAMED = (CSR, ControlVariates, FireflyBound, LinearSpec, Matrix, Prior, Proposal, RowSpec,
+          Test)

@@ -33,9 +33,9 @@ from ._docs import FIT_DOCSTRING
 
 #: Test rows per block when averaging predictions over draws (bounds memory at rows x draws).
 PREDICT_BLOCK = 1024
-#: float32 ``X`` of at least this many bytes is read in place by float32 kernels; smaller
-#: float32 data are converted to float64 (a copy that costs nothing at that size, and no
-#: second set of kernels to compile).
+#: float32 ``X`` of at least this many bytes is read in place; smaller float32 data are
+#: converted to float64 (a copy that costs nothing at that size, and its full-data passes
+#: go through BLAS).
 FLOAT32_IN_PLACE_MIN_BYTES = 1 << 26
 #: A dense float64 ``X`` in memory is read as a CSR matrix (the same products without the
 #: zeros: the same posterior) when at most this share of its values, over the square root
@@ -334,11 +334,11 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         """The data as the kernels read them: ``X`` where it is, ``y`` encoded, the sample
         weights (empty: none)."""
         if is_dask_array(X):
-            return LinearData(X, y_model.astype(X.dtype), weights,
+            return LinearData(X, y_model.astype(np.float64), weights,
                               bool(self.fit_intercept))
         if not sp.issparse(X):  # a sparse X is already as the kernels read it (_fit_data)
             X = read_only(np.ascontiguousarray(X))
-        y_model = read_only(np.ascontiguousarray(y_model, dtype=X.dtype))
+        y_model = read_only(np.ascontiguousarray(y_model, dtype=np.float64))
         return LinearData(X, y_model, weights, bool(self.fit_intercept))
 
     def __getstate__(self):

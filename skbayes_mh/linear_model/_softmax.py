@@ -1,6 +1,7 @@
 """Bayesian multiclass softmax regression: exact or minibatch tests on the centred (identifiable)
 parameters, or Firefly Monte Carlo on the class blocks (``acceptance="firefly"``)."""
 
+import numpy as np
 from sklearn.base import ClassifierMixin
 
 from ..models import CentredSoftmaxModel, SoftmaxModel
@@ -89,7 +90,7 @@ class FireflySoftmaxClassifier(ClassifierMixin, PredictiveClassifierMixin,
         self._store_parameters(locals())
 
     def _problem(self, X, y, weights, summary, acceptance):
-        data = self._linear_data(X, self._class_indices(y, X.dtype), weights)
+        data = self._linear_data(X, self._class_indices(y, np.float64), weights)
         family = self._family(acceptance)
         # Every block gets the same zero-mean Gaussian prior: the class blocks are then
         # independent and identically distributed, which makes the centred family's prior

@@ -361,7 +361,7 @@ class LinearModel:
 
     def spec(self, data):
         """The plain tuple the kernels take (``specs.LinearSpec``)."""
-        return (data.kernel_X, data.y, data.weights,
+        return (data.kernel_X, data.kernel_y, data.weights,
                 np.ascontiguousarray(self.params(), dtype=np.float64),
                 type(self).link, self.n_outputs, self.n_extra, int(data.intercept))
 
