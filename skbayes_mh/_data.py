@@ -192,7 +192,6 @@ def sum_each_row(X):
     return np.asarray(X.sum(axis=1)).ravel()
 
 
-_NO_ROWS = read_only(np.empty((0, 0)))
 _NO_ROWS32 = read_only(np.empty((0, 0), dtype=np.float32))
 _NO_VALUES = read_only(np.empty(0))
 _NO_INDICES = read_only(np.empty(0, dtype=np.int32))
@@ -200,15 +199,15 @@ _NO_INDICES = read_only(np.empty(0, dtype=np.int32))
 
 def kernel_matrix(X):
     """A linear model's ``X`` as the kernels take it: a float64 array as it is, else
-    ``(kind, dense, dense32, data, indices, indptr, shape)`` (``specs.MATRIX_DATA``), the
-    arrays of ``X``'s layout in their places and empty arrays in the others."""
+    ``(kind, dense32, data, indices, indptr, shape)`` (``specs.MATRIX_DATA``), the arrays
+    of ``X``'s layout in their places and empty arrays in the others."""
     from ._kernels.specs import DENSE32, SPARSE
 
     shape = tuple(map(int, X.shape))
     if sp.issparse(X):
-        return (SPARSE, _NO_ROWS, _NO_ROWS32, X.data, X.indices, X.indptr, shape)
+        return (SPARSE, _NO_ROWS32, X.data, X.indices, X.indptr, shape)
     if X.dtype == np.float32:
-        return (DENSE32, _NO_ROWS, X, _NO_VALUES, _NO_INDICES, _NO_INDICES, shape)
+        return (DENSE32, X, _NO_VALUES, _NO_INDICES, _NO_INDICES, shape)
     return X
 
 

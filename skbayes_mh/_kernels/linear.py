@@ -17,7 +17,7 @@ from numba.extending import intrinsic, overload
 from numba.np.arrayobj import make_array
 
 from ._jit import jit
-from .specs import DENSE32, SPARSE
+from .specs import SPARSE
 
 #: Fast-math flags on the dot products' multiplications and additions only.
 REASSOCIATE = ("reassoc", "contract")
@@ -58,7 +58,7 @@ def row_dot(typingctx, X, i, theta, start):
 
 def x_dot(X, i, theta, start):
     """``sum_j X[i, j] theta[start + j]`` for a float64 array ``X`` (:func:`row_dot`) or a
-    :data:`.specs.Matrix`: dense, or sparse (over row ``i``'s stored values only)."""
+    :data:`.specs.Matrix`: float32, or sparse (over row ``i``'s stored values only)."""
 
 
 @overload(x_dot, inline="always")
@@ -70,9 +70,7 @@ def _x_dot(X, i, theta, start):
         if X.kind == SPARSE:
             return _sparse_row_dot(X.data, X.indices, X.indptr[i], X.indptr[i + 1], theta,
                                    start)
-        if X.kind == DENSE32:
-            return row_dot(X.dense32, i, theta, start)
-        return row_dot(X.dense, i, theta, start)
+        return row_dot(X.dense32, i, theta, start)
     return impl
 
 
@@ -104,12 +102,9 @@ def _add_row(X, i, scale, out, start):
         if X.kind == SPARSE:
             for p in range(X.indptr[i], X.indptr[i + 1]):
                 out[start + X.indices[p]] += scale * X.data[p]
-        elif X.kind == DENSE32:
-            for j in range(X.shape[1]):
-                out[start + j] += scale * X.dense32[i, j]
         else:
             for j in range(X.shape[1]):
-                out[start + j] += scale * X.dense[i, j]
+                out[start + j] += scale * X.dense32[i, j]
     return impl
 
 

@@ -17,7 +17,7 @@ from ._common import prefetch_row, prefetch_values
 from ._jit import STATUS_BAD_LOGLIK, STATUS_OK, jit
 from .linear import (add_gradient, linear_u, linear_u_pair, linear_u_triple,
                      quadratic_change)
-from .specs import DENSE32, SPARSE, LinearSpec, RowSpec
+from .specs import SPARSE, LinearSpec, RowSpec
 
 
 def _is(spec, cls):
@@ -58,10 +58,8 @@ def _prefetch(spec, i):
             if X.kind == SPARSE:
                 prefetch_values(X.data, X.indptr[i])
                 prefetch_values(X.indices, X.indptr[i])
-            elif X.kind == DENSE32:
-                prefetch_row(X.dense32, i)
             else:
-                prefetch_row(X.dense, i)
+                prefetch_row(X.dense32, i)
         return impl
 
     def impl(spec, i):  # a sparse row: its values and column indices

@@ -25,14 +25,14 @@ from ._jit import (BOOL, BYTES, F4, F8, FLAGS, I4, I8, INDEX, MATRIX, TUPLE_FIEL
 
 LinearSpec = namedtuple("LinearSpec", "X y weights params link n_outputs n_extra intercept")
 #: A linear model's ``X`` in any layout but a float64 array, so that the kernels compile
-#: once for those: ``kind`` (:data:`DENSE32` or :data:`SPARSE`; :data:`DENSE` too) names
-#: the arrays that hold it (a float32 C-contiguous ``dense32``, or a CSR matrix's ``data``,
-#: ``indices`` and ``indptr``, see :data:`CSR`; a float64 ``dense``); the others are
-#: empty. ``shape`` is ``(N, D)`` for every kind. The layout is a branch per row, which the
-#: processor predicts every time. A float64 array, the common case, has a signature of its
-#: own (a kernel for every layout compiles a third slower: a first fit would wait longer).
-Matrix = namedtuple("Matrix", "kind dense dense32 data indices indptr shape")
-DENSE, DENSE32, SPARSE = 0, 1, 2
+#: once for those: ``kind`` (:data:`DENSE32` or :data:`SPARSE`) names the arrays that hold
+#: it (a float32 C-contiguous ``dense32``, or a CSR matrix's ``data``, ``indices`` and
+#: ``indptr``, see :data:`CSR`); the others are empty. ``shape`` is ``(N, D)`` for both.
+#: The layout is a branch per row, which the processor predicts every time. A float64
+#: array, the common case, has a signature of its own (one for every layout compiles a
+#: third slower than one for float64 arrays alone: a first fit would wait longer).
+Matrix = namedtuple("Matrix", "kind dense32 data indices indptr shape")
+DENSE32, SPARSE = 1, 2
 #: A sparse ``X`` in compressed sparse rows: row ``i``'s values ``data[indptr[i]:indptr[i+1]]``
 #: in columns ``indices[...]`` (both int32), and its ``shape`` ``(N, D)``, so that the kernels
 #: read ``X.shape`` alike for dense and sparse data.
@@ -131,8 +131,8 @@ CSR_MATRIX = types.Tuple((readonly(F8, 1), readonly(I4, 1), readonly(I4, 1), typ
 
 
 #: A :data:`Matrix` as Python passes it (a plain tuple).
-MATRIX_DATA = types.Tuple((I8, readonly(F8, 2), readonly(F4, 2), readonly(F8, 1),
-                           readonly(I4, 1), readonly(I4, 1), types.UniTuple(I8, 2)))
+MATRIX_DATA = types.Tuple((I8, readonly(F4, 2), readonly(F8, 1), readonly(I4, 1),
+                           readonly(I4, 1), types.UniTuple(I8, 2)))
 
 
 def linear_spec_type(X):
