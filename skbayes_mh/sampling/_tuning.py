@@ -11,8 +11,8 @@ from ._samplers import Shape, auto_q_db
 SHAPE_UPDATES = (0.25, 0.5, 0.75)
 
 
-#: During the first warm-up window the scale is updated after every few iterations with
-#: this gain (:meth:`ScaleTuner.update_transient`) ...
+#: The gain of the scale's updates after every few iterations of the first warm-up window
+#: (:meth:`ScaleTuner.update_transient`).
 TRANSIENT_GAIN = 1.5
 
 
