@@ -79,7 +79,9 @@ def run_chain(sampler, theta0, seed, n_warmup, n_draws, thin=1, tuners=(), progr
         Objects with ``update(sampler, info, window, n_windows)``, called after each warm-up
         window.
     progress : callable or None
-        ``progress(n)`` after each chunk of ``n`` iterations.
+        ``progress(n)`` after each chunk of ``n`` iterations; with a callable ``thin``,
+        ``progress.set_total(n_warmup + n_draws * thin)`` once ``thin`` is chosen, when it
+        has that method.
     stop : StopSignal, threading.Event or None
         Checked between chunks: when set, the chain returns what it has (``interrupted``).
 
@@ -120,6 +122,8 @@ def run_chain(sampler, theta0, seed, n_warmup, n_draws, thin=1, tuners=(), progr
     if callable(thin):
         thin = int(thin(np.concatenate(warmup) if warmup else np.empty((0, d)), sampler))
         del warmup
+        if hasattr(progress, "set_total"):  # counted one iteration a draw till now
+            progress.set_total(n_warmup + n_draws * thin)
     result = ChainResult(np.empty((0, d)), {}, state, sampler, int(thin), False, rng)
     return continue_chain(result, n_draws, progress, stop)
 

@@ -151,14 +151,16 @@ class Progress:
     verbose : int
     description : str
 
-    Chain ``c`` reports through ``progress.chain(c)``, a callable ``(n_iterations)``; the
-    chains may report from different threads.
+    Chain ``c`` reports through ``progress.chain(c)``, a callable ``(n_iterations)`` whose
+    ``set_total(iterations)`` replaces that chain's total once it is known (``thin="auto"``
+    chooses ``thin`` after the warm-up); the chains may report from different threads.
     """
 
     def __init__(self, n_chains, iterations, verbose, description):
         self.verbose = verbose
         self.iterations = max(int(iterations), 1)
         self.done = [0] * n_chains
+        self.totals = [self.iterations] * n_chains
         self.description = description
         self.start = time.perf_counter()
         self.bars = []
@@ -187,14 +189,22 @@ class Progress:
             if self.bars:
                 self.bars[c].update(n)
                 return
-            fraction = sum(self.done) / (self.iterations * len(self.done))
+            fraction = sum(self.done) / sum(self.totals)
             if fraction + 1e-12 < self.next_line:
                 return
             while self.next_line <= fraction + 1e-12:
                 self.next_line += PLAIN_PROGRESS_STEP
-            shares = ", ".join(f"{min(done / self.iterations, 1.0):.0%}" for done in self.done)
+            shares = ", ".join(f"{min(done / total, 1.0):.0%}"
+                               for done, total in zip(self.done, self.totals))
             print(f"{self.description}: {fraction:.0%} done in "
                   f"{time.perf_counter() - self.start:.1f} s (chains: {shares})", flush=True)
+
+    def _set_total(self, c, iterations):
+        with self.lock:
+            self.totals[c] = max(int(iterations), 1)
+            if self.bars:
+                self.bars[c].total = self.totals[c]
+                self.bars[c].refresh()
 
     def close(self):
         for bar in self.bars:
@@ -211,6 +221,11 @@ class _ChainProgress:
     def __call__(self, n):
         if self.progress is not None:
             self.progress._advance(self.c, n)
+
+    def set_total(self, iterations):
+        """The chain's iterations, warm-up and kept, once ``thin`` is known."""
+        if self.progress is not None:
+            self.progress._set_total(self.c, iterations)
 
     def __getstate__(self):
         return {"progress": None, "c": self.c}

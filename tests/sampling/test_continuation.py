@@ -245,19 +245,26 @@ def test_plain_progress_prints_a_few_lines(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "tqdm", None)
     monkeypatch.setitem(sys.modules, "tqdm.auto", None)
     X, y = load_breast_cancer(return_X_y=True)
-    quiet(MinibatchMHLogisticRegression(n_draws=300, n_chains=4, verbose=1, n_warmup=300,
-                                        random_state=0), X, y)
+    clf = quiet(MinibatchMHLogisticRegression(n_draws=300, n_chains=4, verbose=1,
+                                              n_warmup=300, random_state=0), X, y)
+    # thin="auto" thins after the warm-up: each chain's total grows then, and the lines
+    # count against it (not past 100%).
+    assert clf.thin_.max() > 1
     lines = [line for line in capsys.readouterr().out.splitlines() if line.strip()]
     assert 3 <= len(lines) <= 12, lines
     assert "100% done" in lines[-1] and "chains: 100%, 100%, 100%, 100%" in lines[-1]
+    assert all("100% done" not in line for line in lines[:-1]), lines
 
 
 def test_one_progress_bar_per_chain(capsys):
     pytest.importorskip("tqdm")
     X, y = load_breast_cancer(return_X_y=True)
-    quiet(MinibatchMHLogisticRegression(n_draws=50, n_chains=3, verbose=1, n_warmup=50,
-                                        random_state=0), X, y)
+    clf = quiet(MinibatchMHLogisticRegression(n_draws=50, n_chains=3, verbose=1,
+                                              n_warmup=300, random_state=0), X, y)
     err = capsys.readouterr().err
     for c in range(3):
         assert f"MinibatchMHLogisticRegression chain {c}" in err
+        total = 300 + 50 * clf.thin_[c]  # the bar's total once thin is known
+        assert f"{total}/{total}" in err
     assert "chain 3" not in err
+    assert clf.thin_.max() > 1
