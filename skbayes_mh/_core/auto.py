@@ -28,8 +28,9 @@ AUTO_MAX_THIN = 10
 AUTO_FULL_DATA_WORK = 2_000_000
 #: ... and only as far as each chain's kept draws need to reach this bulk ESS (2.5 times
 #: the convergence check's 100 a chain), not to independence: breast cancer's default fit
-#: then keeps thin 2 to 3 (bulk ESS 1,466 to 1,982 of 4,000 over five seeds) instead of 5
-#: to 10 (about 3,300).
+#: then thins every chain by 2 (bulk ESS 1,108 to 1,564 of 4,000 over eight seeds; see
+#: :class:`~skbayes_mh.sampling.AutoThin` for the estimate) instead of 5 to 10 (about
+#: 3,300).
 AUTO_FULL_DATA_ESS_PER_CHAIN = 250
 
 

@@ -15,10 +15,12 @@ n_draws : int, default=1000
 n_warmup : int, default=1000
     Iterations per chain before the first kept draw (adaptation happens here).
 thin : "auto" or int, default="auto"
-    Iterations per kept draw. ``"auto"``: each chain's autocorrelation time measured
-    at the end of warm-up, at most 10 (kept in ``thin_``), where iterations are cheap:
-    the subsampling tests and Firefly, and the full-data tests on small data (at most
-    200,000 rows x parameters x thin per draw); otherwise 1.
+    Iterations per kept draw. ``"auto"``: from each chain's autocorrelation time over
+    the warm-up's last half (its slowest parameter's, at most three times the median
+    parameter's), at most 10 (kept in ``thin_``), where iterations are cheap: to nearly
+    independent draws for the subsampling tests and Firefly; for the full-data tests on
+    small data (at most 2,000,000 rows x parameters x thin per draw) as far as a bulk ESS
+    of 250 a chain needs; otherwise 1.
 n_chains : int, default=4
     Independent chains, each started at its own draw of the Laplace approximation;
     R-hat compares them.

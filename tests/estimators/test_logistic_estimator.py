@@ -237,6 +237,10 @@ def test_default_fit_on_breast_cancer_thins_and_converges():
     assert clf.acceptance_.name == "metropolis"
     allowed = min(AUTO_MAX_THIN, AUTO_FULL_DATA_WORK // (X.shape[0] * (X.shape[1] + 1)))
     assert np.all((clf.thin_ >= 1) & (clf.thin_ <= allowed)) and clf.thin_.max() > 1
+    # Its largest autocorrelation time is 4.6: 2 reaches the goal, and the slowest chain's
+    # thinning is the fit's time (the largest of 31 parameters' estimates over a warm-up
+    # quarter thinned one chain of four by 6 to 10 for some seeds).
+    assert clf.thin_.max() <= 3
     assert max(float(np.max(v)) for v in clf.diagnostics_.r_hat.values()) <= 1.01
     assert min(float(np.min(v)) for v in clf.diagnostics_.ess_bulk.values()) >= 400
     # 4,552 x 480: a kept draw would read too much to thin
