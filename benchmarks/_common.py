@@ -41,6 +41,22 @@ def mnist13k():
     return np.column_stack([X, y]).astype(np.float64), X_test, y_test
 
 
+def mnist_augmented(n_rows, random_state=0):
+    """Seita et al.'s MNIST-100k stand-in: :func:`mnist13k`'s training rows followed by
+    deformed copies up to ``n_rows`` (:func:`skbayes_mh.datasets.mnist_pair_augmented`);
+    the same test rows. None when the data are absent."""
+    import numpy as np
+
+    from skbayes_mh.datasets import mnist_pair, mnist_pair_augmented
+
+    mnist = shared_data("mnist")
+    if mnist is None:
+        return None
+    X, y = mnist_pair_augmented(mnist, (1, 7), n_rows, random_state)
+    X_test, y_test = mnist_pair(mnist, (1, 7), "test")
+    return np.column_stack([X, y]).astype(np.float64), X_test, y_test
+
+
 def effective_samples(chains):
     """Mean over the parameters of ArviZ's bulk ESS (chains: (n_chains, n_draws, d))."""
     import arviz
