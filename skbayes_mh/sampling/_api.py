@@ -21,6 +21,7 @@ from ..proposals import resolve_proposal
 from ._driver import run_chain
 from ._parallel import chain_seeds, interruptible
 from ._samplers import MetropolisHastings, Shape, raise_for_status, test_tuple
+from ._schedule import TemperatureSchedule, check_temperature
 from ._target import Target, control_variates, no_control_variates
 
 #: Relative step of the central differences that give a user log prior's derivatives.
@@ -40,13 +41,15 @@ class SampleResult:
     n_data_read : ndarray of shape (n_draws,), int
         Data rows each iteration's test read.
     log_posterior : ndarray of shape (n_draws,)
-        ``log p(theta) + loglik(theta) / K`` (up to a constant) where the test knows the
-        full-data log-likelihood; NaN where it does not (minibatch tests).
+        ``log p(theta) + loglik(theta) / K`` (up to a constant, ``K`` the iteration's
+        temperature) where the test knows the full-data log-likelihood; NaN where it does
+        not (minibatch tests).
     acceptance : AcceptanceTest
         The test that was used (a validated copy).
     step_size : ndarray of shape (d,)
         Per-coordinate proposal standard deviation.
-    temperature : float
+    temperature : float or tuple of (int, float)
+        As given: a number, or a schedule's ``(iteration, temperature)`` pairs.
     n_data : int
         Rows of ``data``.
     seconds : float
@@ -59,7 +62,7 @@ class SampleResult:
     log_posterior: np.ndarray
     acceptance: AcceptanceTest
     step_size: np.ndarray
-    temperature: float
+    temperature: object
     n_data: int
     seconds: float = field(default=float("nan"))
 
@@ -233,8 +236,13 @@ def sample(loglik, data, theta0, *, step_size, log_prior=None, gradient=None, he
         Iterations kept.
     n_warmup : int, default=0
         Iterations run first and discarded.
-    temperature : float, default=1.0
-        ``K >= 1e-100``: every log-likelihood ratio is scaled by ``1/K``.
+    temperature : float or sequence of (int, float), default=1.0
+        ``K >= 1e-100``: every log-likelihood ratio is scaled by ``1/K``. A schedule, e.g.
+        ``[(0, 100.0), (400, 1.0)]``, gives temperature ``K`` from each iteration on
+        (counting from the first, warm-up included): a tempered start that crosses the
+        flatter posterior fast, then the exact one (the draws after the last change sample
+        its temperature's posterior). The step stays ``step_size`` throughout; the control
+        variates' expansion point and the Laplace reference are the last temperature's.
     random_state : int, RandomState instance or None, default=None
         Seeds the chain's own generator.
 
@@ -265,8 +273,8 @@ def sample(loglik, data, theta0, *, step_size, log_prior=None, gradient=None, he
     step = check_step_size(step_size, theta.size)
     check_scalar(n_draws, "n_draws", numbers.Integral, 1)
     check_scalar(n_warmup, "n_warmup", numbers.Integral, 0)
-    check_scalar(temperature, "temperature", numbers.Real, MIN_TEMPERATURE)
-    target = _row_target(loglik, data, theta, log_prior, temperature, gradient, hessian)
+    final_temperature, schedule = check_temperature(temperature, MIN_TEMPERATURE)
+    target = _row_target(loglik, data, theta, log_prior, final_temperature, gradient, hessian)
     # The starting point: a full pass that also flags a NaN or a zero likelihood now.
     total, _, _ = _checked_sum(target, theta)
     if total == np.inf:
@@ -294,6 +302,8 @@ def sample(loglik, data, theta0, *, step_size, log_prior=None, gradient=None, he
     else:
         shape, scale = Shape(np.zeros((0, 0)), step), 1.0
     sampler = MetropolisHastings(target, acceptance, proposal, shape, scale, cv)
+    if schedule is not None:
+        sampler.schedule = TemperatureSchedule(schedule)
     seed = chain_seeds(random_state, 1)[0]
     with interruptible("sample") as stop:
         chain = run_chain(sampler, theta, seed, n_warmup, n_draws, stop=stop)
@@ -306,7 +316,9 @@ def sample(loglik, data, theta0, *, step_size, log_prior=None, gradient=None, he
     return SampleResult(draws=chain.draws, accepted=chain.stats["acceptance_rate"] > 0,
                         n_data_read=chain.stats["n_data_read"],
                         log_posterior=chain.stats["lp"], acceptance=acceptance,
-                        step_size=step, temperature=float(temperature), n_data=target.n_data,
+                        step_size=step,
+                        temperature=final_temperature if schedule is None else schedule,
+                        n_data=target.n_data,
                         seconds=float(chain.stats["seconds"][-1]))
 
 

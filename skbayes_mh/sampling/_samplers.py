@@ -134,7 +134,23 @@ class MHState(ChainState):
     pool: tuple
 
 
-class MetropolisHastings:
+class _Sampler:
+    """What every chain sampler shares: ``run``, under the target's temperature or a
+    schedule's."""
+
+    #: A :class:`~skbayes_mh.sampling._schedule.TemperatureSchedule`, or None: the
+    #: temperature stays ``inv_temperature``'s.
+    schedule = None
+
+    def run(self, state, n_iter, rng, where="sampling"):
+        """Run ``n_iter`` iterations from ``state`` (updated in place): those of
+        ``run_iterations``, cut where a temperature schedule changes the temperature."""
+        if self.schedule is None:
+            return self.run_iterations(state, n_iter, rng, where)
+        return self.schedule.run(self, state, n_iter, rng, where)
+
+
+class MetropolisHastings(_Sampler):
     """Metropolis-Hastings on a :class:`Target` with a proposal and an acceptance test.
 
     Parameters
@@ -224,7 +240,7 @@ class MetropolisHastings:
                 self.shape.basis, self.shape.gain, self.reference_mean,
                 self.proposal.kernel_parameter(barker=self.acceptance.barker))
 
-    def run(self, state, n_iter, rng, where="sampling"):
+    def run_iterations(self, state, n_iter, rng, where="sampling"):
         """Run ``n_iter`` iterations from ``state`` (updated in place).
 
         Returns
@@ -283,7 +299,7 @@ def auto_q_db(n_bright, n_data):
     return float(np.clip(max(target, 1.0) / max(n_data - n_bright, 1.0), 1.0 / n_data, 1.0))
 
 
-class FireflySampler:
+class FireflySampler(_Sampler):
     """Firefly Monte Carlo on a linear-predictor :class:`Target` whose model has collapsible
     bounds: a parameter update (any proposal, or slice) on the pseudo-posterior, accepted
     exactly, then a brightness update.
@@ -371,7 +387,7 @@ class FireflySampler:
     def invalidate(self, state):
         state.current[0] = np.nan
 
-    def run(self, state, n_iter, rng, where="sampling"):
+    def run_iterations(self, state, n_iter, rng, where="sampling"):
         """Run ``n_iter`` Firefly iterations from ``state`` (updated in place).
 
         Returns

@@ -1,0 +1,115 @@
+"""Temperature schedules (``temperature=[(0, K0), (t1, K1), ...]``): each iteration runs at
+its piece's temperature, what the chain cached under the old one is forgotten at a change,
+and the draws after the last change sample that temperature's posterior."""
+import math
+
+import numpy as np
+import pytest
+
+from skbayes_mh import sample
+from skbayes_mh.sampling._schedule import TemperatureSchedule, check_temperature
+
+from _models import (batch_means_standard_error, linear_gaussian_gradient,
+                     linear_gaussian_hessian, linear_gaussian_loglik)
+
+# y_i = x_i . theta + N(0, 1), flat prior: at temperature K the posterior is
+# N(theta_hat, K (X'X)^-1).
+_rng = np.random.default_rng(7)
+_X = np.column_stack([np.ones(2000), _rng.normal(size=2000)])
+DATA = np.column_stack([_X, _X @ [0.5, -1.0] + _rng.normal(size=2000)])
+THETA_HAT = np.linalg.solve(_X.T @ _X, _X.T @ DATA[:, -1])
+SD = np.sqrt(np.diag(np.linalg.inv(_X.T @ _X)))
+
+
+class RecordingSampler:
+    """A stand-in for a chain sampler: records each piece it is asked to run."""
+
+    def __init__(self):
+        self.inv_temperature = 1.0
+        self.pieces = []
+        self.invalidated = 0
+
+    def invalidate(self, state):
+        self.invalidated += 1
+
+    def run_iterations(self, state, n_iter, rng, where):
+        self.pieces.append((n_iter, self.inv_temperature))
+        return {"draws": np.full((n_iter, 1), self.inv_temperature)}
+
+
+def test_runs_are_cut_where_the_temperature_changes():
+    schedule = TemperatureSchedule(((0, 4.0), (10, 2.0), (25, 1.0)))
+    sampler = RecordingSampler()
+    outputs = [schedule.run(sampler, None, 7, None, "sampling") for _ in range(5)]
+    assert sampler.pieces == [(7, 0.25), (3, 0.25), (4, 0.5), (7, 0.5), (4, 0.5), (3, 1.0),
+                              (7, 1.0)]
+    # The first piece changes 1 to 1/4, then the changes at iterations 10 and 25.
+    assert sampler.invalidated == 3
+    draws = np.concatenate([out["draws"][:, 0] for out in outputs])
+    np.testing.assert_array_equal(draws, np.repeat([0.25, 0.5, 1.0], [10, 15, 10]))
+    assert [schedule.temperature_at(t) for t in (0, 9, 10, 24, 25, 10**6)] == [4, 4, 2, 2, 1, 1]
+    assert schedule.iteration == 35
+
+
+def test_a_number_is_not_a_schedule():
+    assert check_temperature(3, 1e-100) == (3.0, None)
+    assert check_temperature([(0, 100), (400, 1.5)], 1e-100) == (1.5, ((0, 100.0), (400, 1.5)))
+
+
+@pytest.mark.parametrize("temperature, error, message", [
+    ([(1, 2.0)], ValueError, "start at iteration 0"),
+    ([], ValueError, "empty"),
+    ([(0, 2.0), (0, 1.0)], ValueError, "increase strictly"),
+    ([(0, 2.0), (5, 0.0)], ValueError, "entry 1 must be finite and >= 1e-100"),
+    ([(0, 2.0), (5, np.nan)], ValueError, "entry 1 must be finite"),
+    ([(0.5, 2.0)], ValueError, "entry 0: the iteration must be an integer"),
+    ([(True, 2.0)], ValueError, "entry 0: the iteration must be an integer"),
+    ([(0, 2.0, 3)], ValueError, "entry 0 must be an .iteration, temperature. pair"),
+    ([(0, "hot")], TypeError, "entry 0 must be a real number"),
+    ("hot", TypeError, "temperature must be a number or a schedule"),
+    ({0: 1.0}, TypeError, "temperature must be a number or a schedule"),
+])
+def test_bad_schedules_raise_a_clear_error(temperature, error, message):
+    with pytest.raises(error, match=message):
+        sample(linear_gaussian_loglik, DATA, [0.0, 0.0], step_size=0.01, n_draws=5,
+               temperature=temperature)
+
+
+def test_each_iteration_reports_its_own_temperatures_log_posterior():
+    # The exact test records log p + loglik / K at every iteration: K = 9 before iteration
+    # 300 (counted from the first warm-up iteration), 1 after.
+    result = sample(linear_gaussian_loglik, DATA, THETA_HAT, step_size=0.02,
+                    acceptance="metropolis", n_warmup=100, n_draws=500,
+                    temperature=[(0, 9.0), (300, 1.0)], random_state=0)
+    assert result.temperature == ((0, 9.0), (300, 1.0))
+    residuals = DATA[:, -1][None, :] - result.draws @ _X.T
+    loglik = -0.5 * np.sum(residuals**2, axis=1)
+    temperature = np.where(np.arange(100, 600) < 300, 9.0, 1.0)
+    np.testing.assert_allclose(result.log_posterior, loglik / temperature, rtol=1e-9)
+
+
+@pytest.mark.parametrize("acceptance, proposal, with_derivatives", [
+    ("metropolis", "random_walk", False),
+    ("metropolis", "mala", True),  # the cached gradient is the old temperature's
+    ("minibatch", "random_walk", True),  # control variates
+])
+def test_draws_after_the_drop_sample_the_final_posterior(acceptance, proposal,
+                                                         with_derivatives):
+    derivatives = (dict(gradient=linear_gaussian_gradient, hessian=linear_gaussian_hessian)
+                   if with_derivatives else {})
+    step = 1.2 * SD if proposal == "random_walk" else 0.8 * SD
+    hot = 3_000
+    result = sample(linear_gaussian_loglik, DATA, [0.0, 0.0], step_size=step,
+                    acceptance=acceptance, proposal=proposal, n_draws=hot + 30_000,
+                    temperature=[(0, 25.0), (hot, 1.0)], random_state=3, **derivatives)
+    before = result.draws[hot // 2:hot]
+    # Before the drop the chain spreads at the hot posterior's scale (5 sds)...
+    assert np.all(before.std(axis=0) > 2.5 * SD)
+    draws = result.draws[hot + 1_000:]
+    for k in range(2):
+        chain = draws[:, k]
+        standard_error = batch_means_standard_error(chain)
+        effective_size = chain.var() / standard_error**2
+        # ... after it, the exact posterior's mean and sd within Monte Carlo error.
+        assert abs(chain.mean() - THETA_HAT[k]) < 4 * standard_error
+        assert abs(chain.std() / SD[k] - 1) < 4 / math.sqrt(2 * effective_size)
