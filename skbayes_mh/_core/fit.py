@@ -17,6 +17,7 @@ from sklearn.utils import Bunch
 from ..sampling import (Progress, ScaleTuner, Shape, Target, chain_seeds, continue_chain,
                         interruptible, run_chain, run_in_parallel, sampler_for)
 from ..sampling._parallel import WorkerLost
+from ..sampling._schedule import TemperatureSchedule
 from .auto import choose_proposal, choose_thin, is_auto, shaped_for_paths
 from .convergence import (LP_CHECK_DRAWS, LP_CHECK_MIN_DRAWS, LP_CHECK_ROWS,
                           modes_within_reach, normality_error, warn_unvisited_modes)
@@ -46,6 +47,7 @@ class SamplerSettings:
     proposal: object = "auto"
     step_size: object = "auto"
     temperature: float = 1.0
+    temperature_schedule: tuple = None
     n_draws: int = 1000
     n_warmup: int = 1000
     thin: object = "auto"
@@ -163,7 +165,8 @@ def fit_posterior(family, data, prior, acceptance, settings, passes=None, starte
         arguments = []
         for c, (seed, start) in enumerate(zip(seeds, chain_starts(target, seeds))):
             sampler, tuners = _chain_sampler(sampler_class, target, acceptance, proposal,
-                                             shared, settings.step_size)
+                                             shared, settings.step_size,
+                                             settings.temperature_schedule)
             arguments.append((sampler, start, seed, settings.n_warmup, settings.n_draws, thin,
                               tuners, progress.chain(c), stop))
         try:
@@ -316,10 +319,13 @@ def test_error(chains, draws):
                  normality=normality, skewness=skewness, rows_per_test=rows)
 
 
-def _chain_sampler(sampler_class, target, acceptance, proposal, shared, step_size):
+def _chain_sampler(sampler_class, target, acceptance, proposal, shared, step_size,
+                   temperature_schedule=None):
     """One chain's sampler and its warm-up tuners: with ``step_size="auto"`` shaped by the
     Laplace covariance and tuned in warm-up (scale, then what the sampler tunes beyond it),
-    else an isotropic step as in the papers (only the sampler's own tuners)."""
+    else an isotropic step as in the papers (only the sampler's own tuners); with a
+    temperature schedule, its own (the tuned step rescaled where the temperature
+    changes)."""
     d = target.n_params
     auto = is_auto(step_size)
     if auto:
@@ -328,6 +334,8 @@ def _chain_sampler(sampler_class, target, acceptance, proposal, shared, step_siz
     else:
         shape, scale = Shape.identity(d), float(step_size)
     sampler = sampler_class(target, acceptance, proposal, shape, scale, shared)
+    if temperature_schedule is not None:
+        sampler.schedule = TemperatureSchedule(temperature_schedule, rescale_step=auto)
     tuners = [ScaleTuner()] if auto else []
     return sampler, tuners + sampler.warmup_tuners(shaped=auto)
 

@@ -29,6 +29,7 @@ from ..models._prior import BuiltinPrior
 from ..posterior import Posterior
 from ..proposals import PROPOSALS, Proposal
 from ..sampling import chain_seeds
+from ..sampling._schedule import check_temperature
 from ._docs import FIT_DOCSTRING
 
 #: Test rows per block when averaging predictions over draws (bounds memory at rows x draws).
@@ -108,7 +109,8 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         "autoscale": ["boolean"],
         "fit_intercept": ["boolean"],
         "intercept_prior_scale": [Interval(numbers.Real, 0, None, closed="neither")],
-        "temperature": [Interval(numbers.Real, MIN_TEMPERATURE, None, closed="left")],
+        "temperature": [Interval(numbers.Real, MIN_TEMPERATURE, None, closed="left"),
+                        "array-like"],
         "n_draws": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_warmup": [Interval(numbers.Integral, 0, None, closed="left")],
         "thin": [StrOptions({"auto"}), Interval(numbers.Integral, 1, None, closed="left")],
@@ -159,6 +161,12 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
                                  f"data, but the data contain only one class: "
                                  f"{self.classes_[0]!r}.")
         check_draws_memory(self.n_chains, self.n_draws, self.n_warmup, self.n_features_in_)
+        temperature, schedule = check_temperature(self.temperature, MIN_TEMPERATURE)
+        if schedule is not None and schedule[-1][0] > self.n_warmup:
+            raise ValueError(f"The temperature schedule's last change (iteration "
+                             f"{schedule[-1][0]}) must come within the warm-up "
+                             f"(n_warmup={self.n_warmup}): the kept draws sample one "
+                             f"posterior, the final temperature's.")
         acceptance = choose_acceptance(self.acceptance, X.shape[0])
         family, data, prior = self._problem(X, y, weights, summary, acceptance)
         if source is None:  # not memory-mapped: the rows are in memory already
@@ -168,7 +176,8 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         prior.power = float(prior_power)
         name = type(self).__name__
         settings = SamplerSettings(
-            proposal=self.proposal, step_size=self.step_size, temperature=self.temperature,
+            proposal=self.proposal, step_size=self.step_size, temperature=temperature,
+            temperature_schedule=schedule,
             n_draws=self.n_draws, n_warmup=self.n_warmup, thin=self.thin,
             n_chains=self.n_chains, n_jobs=self.n_jobs, random_state=self.random_state,
             verbose=self.verbose, warm_start=self.warm_start,

@@ -7,9 +7,16 @@ import textwrap
 
 #: ``Parameters`` entries of the sampler settings, the same for every estimator.
 SAMPLING_PARAMETERS = """\
-temperature : float, default=1.0
+temperature : float or list of (int, float), default=1.0
     Every log-likelihood ratio is divided by it; at least 1e-100 (below, the scaled
-    sums overflow).
+    sums overflow). A schedule, e.g. ``[(0, 100.0), (400, 1.0)]``, gives temperature
+    ``K`` from each iteration on (counting from each chain's first): a tempered start
+    that crosses a flatter posterior between modes, then the last temperature's
+    posterior, which the kept draws sample (its last change must come within
+    ``n_warmup``). With ``step_size="auto"`` the step is rescaled by ``sqrt(K_new /
+    K_old)`` at each change and tuned on from there; the shape and ``thin="auto"`` learn
+    from the draws at the last temperature only, and the MAP, Laplace approximation and
+    chain starts are that temperature's.
 n_draws : int, default=1000
     Draws kept per chain.
 n_warmup : int, default=1000

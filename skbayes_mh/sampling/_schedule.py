@@ -71,12 +71,24 @@ class TemperatureSchedule:
     ----------
     schedule : tuple of (int, float)
         From :func:`check_temperature`.
+    rescale_step : bool, default=False
+        At each change, multiply the proposal's step (``sampler.scale``, up to its largest)
+        by ``sqrt(K_new / K_old)``: a posterior the data dominate has sds proportional to
+        ``sqrt(K)``, and so has the best step. For a step the warm-up tunes on (an
+        estimator's ``step_size="auto"``), which goes on from there; not for pCN, whose
+        scale is an innovation share around a fixed reference, nor for a step the user set.
     """
 
-    def __init__(self, schedule):
+    def __init__(self, schedule, rescale_step=False):
         self.starts = np.array([start for start, _ in schedule], dtype=np.int64)
         self.temperatures = np.array([value for _, value in schedule], dtype=np.float64)
+        self.rescale_step = bool(rescale_step)
         self.iteration = 0
+
+    @property
+    def last_change(self):
+        """The first iteration at the final temperature."""
+        return int(self.starts[-1])
 
     def temperature_at(self, iteration):
         """The temperature of iteration ``iteration`` (0 is the chain's first)."""
@@ -91,6 +103,11 @@ class TemperatureSchedule:
                 n = min(n, int(self.starts[piece + 1]) - self.iteration)
             inv_temperature = 1.0 / float(self.temperatures[piece])
             if inv_temperature != sampler.inv_temperature:
+                # (At the first iteration, from the final temperature the step was set for.)
+                if self.rescale_step and not sampler.proposal.around_reference:
+                    ratio = sampler.inv_temperature / inv_temperature  # K_new / K_old
+                    sampler.scale = float(min(sampler.scale * np.sqrt(ratio),
+                                              sampler.max_scale))
                 sampler.inv_temperature = inv_temperature
                 sampler.invalidate(state)
             parts.append(sampler.run_iterations(state, n, rng, where))

@@ -56,7 +56,9 @@ class ShapeTuner:
     """Adaptive Metropolis (Haario, Saksman and Tamminen 2001): the covariance of the warm-up
     draws, shrunk toward the initial covariance by how many accepted moves stand behind it
     (``n_moves / (n_moves + 20 d)``: early, correlated draws say little about the shape),
-    becomes the proposal shape at the :data:`SHAPE_UPDATES` fractions of the warm-up.
+    becomes the proposal shape at the :data:`SHAPE_UPDATES` fractions of the warm-up
+    (with a temperature schedule, from the draws at its final temperature only; an update
+    before any keeps the shape).
 
     A low-rank-plus-diagonal initial covariance
     (:class:`~skbayes_mh.models._optimize.LowRankCovariance`) keeps its directions and
@@ -79,6 +81,8 @@ class ShapeTuner:
         self.full = full
         self.draws = []
         self.moves = []
+        self.window_starts = []  # each kept window's first iteration
+        self.n_iterations = 0
 
     def update(self, sampler, info, window, n_windows):
         updates = {int(f * n_windows) for f in SHAPE_UPDATES}
@@ -87,9 +91,13 @@ class ShapeTuner:
             return
         self.draws.append(info["draws"])
         self.moves.append(int(info["accepted"].sum()))
+        self.window_starts.append(self.n_iterations)
+        self.n_iterations += info["draws"].shape[0]
         if window + 1 not in updates:
             return
-        first = max(1, n_windows // 10)
+        first = max(1, n_windows // 10, self._first_window_at_final_temperature(sampler))
+        if first >= len(self.draws):  # none yet (a temperature schedule): keep the shape
+            return
         draws = np.concatenate(self.draws[first:])
         n_moves = sum(self.moves[first:])
         d = draws.shape[1]
@@ -111,6 +119,15 @@ class ShapeTuner:
             sampler.reference_mean = weight * draws.mean(axis=0) + (1 - weight) * self.center
 
 
+    def _first_window_at_final_temperature(self, sampler):
+        """The first window whose draws all sample the final temperature's posterior: 0
+        without a temperature schedule (the draws of a hotter one are wider)."""
+        schedule = getattr(sampler, "schedule", None)
+        if schedule is None:
+            return 0
+        return int(np.searchsorted(self.window_starts, schedule.last_change, "left"))
+
+
 class QdbTuner:
     """Firefly's ``q_db`` (when not given): a quarter as many dark proposals as bright points
     per iteration, from the window's mean bright count (see ``auto_q_db``)."""
@@ -125,7 +142,8 @@ class AutoThin:
 
     The integrated autocorrelation time ``tau`` is estimated from the warm-up's last half
     (after the shape update at half the warm-up; the one at three quarters changes the
-    sampler little) as ``n / bulk ESS`` for each parameter: the largest, but at most
+    sampler little; with a temperature schedule, of the iterations at its final
+    temperature) as ``n / bulk ESS`` for each parameter: the largest, but at most
     :data:`TAU_MEDIAN_REACH` times the median parameter's. ``thin`` is its ceiling
     (``ess_goal``: that of ``tau * min(1, ess_goal / n_draws)``), clipped to
     ``[1, max_thin]``.
@@ -162,6 +180,9 @@ class AutoThin:
         self.n_draws = n_draws
 
     def __call__(self, warmup_draws, sampler):
+        schedule = getattr(sampler, "schedule", None)
+        if schedule is not None:  # the final temperature's draws only
+            warmup_draws = warmup_draws[schedule.last_change:]
         draws = warmup_draws[-(warmup_draws.shape[0] // 2):]
         if self.max_thin <= 1 or draws.shape[0] < self.MIN_DRAWS:
             return 1

@@ -113,3 +113,124 @@ def test_draws_after_the_drop_sample_the_final_posterior(acceptance, proposal,
         # ... after it, the exact posterior's mean and sd within Monte Carlo error.
         assert abs(chain.mean() - THETA_HAT[k]) < 4 * standard_error
         assert abs(chain.std() / SD[k] - 1) < 4 / math.sqrt(2 * effective_size)
+
+
+class StepSampler(RecordingSampler):
+    """... with a step and a proposal, as the schedule's step rescaling reads them."""
+
+    def __init__(self, around_reference=False, max_scale=np.inf):
+        super().__init__()
+        self.scale, self.max_scale = 0.5, max_scale
+        self.proposal = type("Proposal", (), {"around_reference": around_reference})()
+
+    def run_iterations(self, state, n_iter, rng, where):
+        self.pieces.append((n_iter, self.inv_temperature, self.scale))
+        return {"draws": np.zeros((n_iter, 1))}
+
+
+def test_a_tuned_step_follows_the_square_root_of_the_temperature():
+    # The sampler's step was set for the final temperature 1: sqrt(16) times it at 16,
+    # then back by sqrt(1 / 4) at 4 and sqrt(1 / 4) at 1.
+    sampler = StepSampler()
+    schedule = TemperatureSchedule(((0, 16.0), (5, 4.0), (9, 1.0)), rescale_step=True)
+    schedule.run(sampler, None, 12, None, "warm-up")
+    assert sampler.pieces == [(5, 1 / 16, 2.0), (4, 0.25, 1.0), (3, 1.0, 0.5)]
+    # Capped at the proposal's largest scale; pCN's innovation share and a step the user
+    # set (rescale_step=False) are left alone.
+    capped = StepSampler(max_scale=1.5)
+    TemperatureSchedule(((0, 16.0), (5, 1.0)), rescale_step=True).run(capped, None, 8, None, "")
+    assert [scale for _, _, scale in capped.pieces] == [1.5, 0.375]
+    for sampler, rescale in ((StepSampler(around_reference=True), True), (StepSampler(), False)):
+        TemperatureSchedule(((0, 16.0), (5, 1.0)), rescale_step=rescale).run(sampler, None, 8,
+                                                                              None, "")
+        assert [scale for _, _, scale in sampler.pieces] == [0.5, 0.5]
+
+
+def test_shape_and_thin_learn_from_the_final_temperature_only():
+    from skbayes_mh.sampling import AutoThin
+    from skbayes_mh.sampling._tuning import ShapeTuner
+
+    sampler = StepSampler()
+    sampler.schedule = TemperatureSchedule(((0, 100.0), (300, 1.0)))
+    sampler.shape = None
+    rng = np.random.default_rng(0)
+    tuner = ShapeTuner(np.ones(2), full=True)
+    # 20 windows of 50: hot draws (sd 10) before iteration 300, cold (sd 1) after; the
+    # update after window 5 (a quarter) has no cold draw yet and keeps the shape.
+    for window in range(20):
+        sd = 10.0 if window * 50 < 300 else 1.0
+        info = {"draws": rng.normal(scale=sd, size=(50, 2)), "accepted": np.ones(50, bool)}
+        tuner.update(sampler, info, window, 20)
+        if window == 4:
+            assert sampler.shape is None
+    # The updates at half and three quarters read cold windows only (blended with the
+    # initial unit covariance): no sd-10 draw inflates them.
+    np.testing.assert_allclose(sampler.shape.scales(), 1.0, rtol=0.15)
+    # thin="auto" reads the draws at the final temperature: a random walk of tau about 40
+    # before the change, independent draws after.
+    hot = np.cumsum(rng.normal(size=(300, 3)), axis=0)
+    cold = rng.normal(size=(700, 3))
+    assert AutoThin(10)(np.vstack([hot, cold]), sampler) <= 2
+
+
+def test_the_last_change_must_come_within_the_warm_up():
+    from skbayes_mh import MinibatchMHLogisticRegression
+
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match=r"last change \(iteration 300\) must come within the "
+                                         r"warm-up \(n_warmup=200\)"):
+        MinibatchMHLogisticRegression(temperature=[(0, 10.0), (300, 1.0)], n_warmup=200,
+                                      n_draws=10).fit(X, y)
+    with pytest.raises(ValueError, match="temperature"):
+        MinibatchMHLogisticRegression(temperature="hot").fit(X, y)
+    with pytest.raises(ValueError, match="start at iteration 0"):
+        MinibatchMHLogisticRegression(temperature=[(5, 10.0)]).fit(X, y)
+
+
+@pytest.mark.slow
+def test_an_estimators_tempered_warm_up_keeps_the_exact_posterior(monkeypatch):
+    # One feature and an intercept, the posterior integrated on a grid (as in
+    # test_logistic_estimator.py): the chains spread at temperature 30 for 400 iterations,
+    # then sample temperature 1 with the step rescaled and tuned on.
+    from scipy.special import expit, log_expit
+
+    from skbayes_mh import MinibatchMHLogisticRegression
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=600)
+    y = (rng.random(600) < expit(0.8 * x - 0.5)).astype(int)
+    w, b = np.meshgrid(np.linspace(0.0, 1.8, 361), np.linspace(-1.4, 0.4, 361), indexing="ij")
+    z = w[..., None] * x + b[..., None]
+    log_post = np.sum(np.where(y == 1, log_expit(z), log_expit(-z)), axis=-1)
+    log_post += -0.5 * w**2 / 2.0**2 - 0.5 * b**2 / 10.0**2
+    density = np.exp(log_post - log_post.max())
+    density /= density.sum()
+    exact_mean = np.array([(density * w).sum(), (density * b).sum()])
+    exact_sd = np.sqrt(np.array([(density * w**2).sum(), (density * b**2).sum()])
+                       - exact_mean**2)
+    import skbayes_mh._core.fit as fit_module
+
+    made = []
+
+    class Recorded(TemperatureSchedule):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(fit_module, "TemperatureSchedule", Recorded)
+    clf = MinibatchMHLogisticRegression(prior_scale=2.0, autoscale=False,
+                                        temperature=[(0, 30.0), (400, 1.0)], n_draws=3000,
+                                        n_warmup=1000, n_chains=4, n_jobs=2, random_state=0)
+    clf.fit(x[:, None], y)
+    # Every chain ran under the schedule, its tuned step rescaled at the change.
+    assert len(made) == 4 and all(schedule.rescale_step for schedule in made)
+    assert all(schedule.last_change == 400 for schedule in made)
+    draws = np.stack([clf.posterior_["coef"][..., 0], clf.posterior_["intercept"]], axis=-1)
+    for k in range(2):
+        chains = draws[..., k]
+        standard_error = np.sqrt(np.mean([batch_means_standard_error(c, 20) ** 2
+                                          for c in chains]) / chains.shape[0])
+        assert abs(chains.mean() - exact_mean[k]) < 4 * standard_error
+        effective = chains.var() / standard_error**2
+        assert abs(chains.std() / exact_sd[k] - 1) < 4 / np.sqrt(2 * effective)
