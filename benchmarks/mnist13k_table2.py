@@ -4,7 +4,10 @@ random-walk standard deviation 0.05 per coordinate, initial batch 100, 5,000 sam
 trials. ``--rows 100000`` adds deformed copies of the 13,007 training digits up to 100,000
 rows (:func:`skbayes_mh.datasets.mnist_pair_augmented`: elastic distortions and shifts, a
 stand-in for the paper's infinite-MNIST augmentation; paper: 216.5 rows per test), and
-``--step 0.005`` is the smallest step of the paper's Figure 6 on that set (116.1 rows).
+``--steps 0.005,0.01,0.05`` runs the steps of the paper's Figure 6 on that set (116.1 rows
+at 0.005). With the step fixed, a test's rows grow as ``N^2``: the variance of the
+minibatch estimate of a log-likelihood difference is ``N^2 s^2 / (b K^2)`` for rows whose
+differences have variance ``s^2``, and the test needs it below ``sigma^2``.
 
 Prints the average minibatch size per test (paper: 125.4 +/- 9.2) and the test accuracy
 of the final draws, for the paper's test (batch 100, sigma = 1) and for sigma = 1.2, where
@@ -14,7 +17,7 @@ than its first batch, the first batch is made smaller too. Then draws/s and rows
 against exact Metropolis in the same run.
 
     python benchmarks/mnist13k_table2.py [--trials 10] [--samples 5000] [--rows 100000]
-        [--step 0.05]
+        [--steps 0.005,0.01,0.05] [--tests paper]
 """
 import argparse
 
@@ -29,9 +32,10 @@ from _common import mnist13k, mnist_augmented, table
 
 TEMPERATURE = 100.0
 STEP = 0.05
-#: The papers' average rows per test with sigma = 1, by training rows and step.
-PAPER_ROWS = {(13_007, 0.05): "125.4 +/- 9.2", (100_000, 0.05): "216.5",
-              (100_000, 0.005): "116.1"}
+#: The paper's figures, as printed under the table.
+PAPER_13K = "Table 2, MNIST-13k (step 0.05): 125.4 +/- 9.2 rows per test"
+PAPER_100K = ("Table 2, MNIST-100k: 216.5 rows per test; Figure 6 (MNIST-100k, steps 0.005, "
+              "0.01, 0.05): 116.1 rows per test at 0.005")
 
 
 def accuracy(draws, X, y):
@@ -45,8 +49,12 @@ def main():
     parser.add_argument("--samples", type=int, default=5000)
     parser.add_argument("--rows", type=int, default=13_007,
                         help="training rows: above 13,007 (MNIST-13k), deformed copies fill up")
-    parser.add_argument("--step", type=float, default=STEP)
+    parser.add_argument("--steps", default=str(STEP),
+                        help="random-walk standard deviations, comma-separated")
+    parser.add_argument("--tests", choices=("all", "paper"), default="all",
+                        help="'paper': only the paper's test (batch 100, sigma 1)")
     args = parser.parse_args()
+    steps = [float(step) for step in args.steps.split(",")]
     loaded = mnist13k() if args.rows <= 13_007 else mnist_augmented(args.rows)
     if loaded is None:
         return
@@ -55,39 +63,46 @@ def main():
     theta0 = np.zeros(X.shape[1])
     print(f"MNIST 1 vs 7: {X.shape[0]:,} training rows ({X.shape[0] - 13_007:,} deformed), "
           f"{X_test.shape[0]:,} test rows, {X.shape[1]} pixels; temperature "
-          f"{TEMPERATURE:.0f}, step {args.step}, {args.samples:,} samples x {args.trials} "
+          f"{TEMPERATURE:.0f}, steps {args.steps}, {args.samples:,} samples x {args.trials} "
           f"trials\n")
+    tests = ((100, 1.0),) if args.tests == "paper" else ((100, 1.0), (100, 1.2), (75, 1.2),
+                                                          (50, 1.2))
     rows, speed = [], {}
-    for batch_size, sigma in ((100, 1.0), (100, 1.2), (75, 1.2), (50, 1.2)):
-        test = MinibatchBarker(batch_size=batch_size, sigma=sigma)
-        name = f"batch {batch_size}, sigma {sigma:.2f}"
-        sizes, final_accuracy, last_accuracy, rates, per_second, rows_per_second = ([] for _ in range(6))
-        for trial in range(args.trials):
-            result = sample(logistic_loglik, data, theta0, step_size=args.step, acceptance=test,
-                            temperature=TEMPERATURE, n_draws=args.samples, random_state=trial)
-            sizes.append(result.mean_data_read)
-            final_accuracy.append(accuracy(result.draws[-1:], X_test, y_test))
-            last_accuracy.append(accuracy(result.draws[-1000:], X_test, y_test))
-            rates.append(result.acceptance_rate)
-            per_second.append(args.samples / result.seconds)
-            rows_per_second.append(result.n_data_read.sum() / result.seconds)
-        rows.append([name, f"{CorrectionDistribution(sigma).sup_error:.1e}",
-                     f"{np.mean(sizes):.1f} +/- {np.std(sizes):.1f}", f"{np.mean(rates):.3f}",
-                     f"{np.mean(final_accuracy):.4f} +/- {np.std(final_accuracy):.4f}",
-                     f"{np.mean(last_accuracy):.4f} +/- {np.std(last_accuracy):.4f}"])
-        speed[name] = (np.median(per_second), np.median(rows_per_second))
+    for step in steps:
+        for batch_size, sigma in tests:
+            test = MinibatchBarker(batch_size=batch_size, sigma=sigma)
+            name = f"batch {batch_size}, sigma {sigma:.2f}, step {step}"
+            sizes, final_accuracy, last_accuracy, rates, per_second, rows_per_second = (
+                [] for _ in range(6))
+            for trial in range(args.trials):
+                result = sample(logistic_loglik, data, theta0, step_size=step,
+                                acceptance=test, temperature=TEMPERATURE,
+                                n_draws=args.samples, random_state=trial)
+                sizes.append(result.mean_data_read)
+                final_accuracy.append(accuracy(result.draws[-1:], X_test, y_test))
+                last_accuracy.append(accuracy(result.draws[-1000:], X_test, y_test))
+                rates.append(result.acceptance_rate)
+                per_second.append(args.samples / result.seconds)
+                rows_per_second.append(result.n_data_read.sum() / result.seconds)
+            rows.append([name, f"{CorrectionDistribution(sigma).sup_error:.1e}",
+                         f"{np.mean(sizes):.1f} +/- {np.std(sizes):.1f}",
+                         f"{np.mean(rates):.3f}",
+                         f"{np.mean(final_accuracy):.4f} +/- {np.std(final_accuracy):.4f}",
+                         f"{np.mean(last_accuracy):.4f} +/- {np.std(last_accuracy):.4f}"])
+            speed[name] = (np.median(per_second), np.median(rows_per_second))
+            print(f"[{name}: done]", flush=True)
     table(rows, ["minibatch test", "correction error", "rows/test", "accept", "acc. final draw",
                  "acc. last 1000"])
-    paper = PAPER_ROWS.get((X.shape[0], args.step), "not reported")
-    print(f"\npaper (sigma = 1): {paper} rows per test")
+    print(f"\npaper (batch 100, sigma = 1): {PAPER_13K if X.shape[0] <= 13_007 else PAPER_100K}")
 
-    exact = sample(logistic_loglik, data, theta0, step_size=args.step, acceptance="metropolis",
+    exact = sample(logistic_loglik, data, theta0, step_size=steps[0], acceptance="metropolis",
                    temperature=TEMPERATURE, n_draws=min(args.samples, 2000), random_state=0)
-    speed["metropolis"] = (exact.draws.shape[0] / exact.seconds,
-                           exact.n_data_read.sum() / exact.seconds)
+    speed[f"metropolis, step {steps[0]}"] = (exact.draws.shape[0] / exact.seconds,
+                                             exact.n_data_read.sum() / exact.seconds)
     print()
-    base = speed["metropolis"][0]
-    table([[name, f"{d:,.0f}", f"{r / 1e6:.2f}", f"{d / base:.1f}x"] for name, (d, r) in speed.items()],
+    base = speed[f"metropolis, step {steps[0]}"][0]
+    table([[name, f"{d:,.0f}", f"{r / 1e6:.2f}", f"{d / base:.1f}x"]
+           for name, (d, r) in speed.items()],
           ["test", "draws/s", "M rows read/s", "draws/s vs metropolis"])
 
 
