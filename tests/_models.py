@@ -256,6 +256,40 @@ def logistic_grid_posterior(x, y, n_points):
 
 
 
+def slope_intercept_problem():
+    """600 rows of one standard-normal feature and a logistic label (slope 0.8, intercept
+    -0.5), and its posterior under N(0, 2^2) on the slope and N(0, 10^2) on the intercept
+    (an estimator's ``prior_scale=2.0`` and default intercept prior), integrated on a
+    361 x 361 grid: ``(x, y, mean, sd)`` with ``mean`` and ``sd`` of (slope, intercept)."""
+    from scipy.special import expit, log_expit
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=600)
+    y = (rng.random(600) < expit(0.8 * x - 0.5)).astype(int)
+    w, b = np.meshgrid(np.linspace(0.0, 1.8, 361), np.linspace(-1.4, 0.4, 361), indexing="ij")
+    z = w[..., None] * x + b[..., None]
+    log_post = np.sum(np.where(y == 1, log_expit(z), log_expit(-z)), axis=-1)
+    log_post += -0.5 * w**2 / 2.0**2 - 0.5 * b**2 / 10.0**2
+    density = np.exp(log_post - log_post.max())
+    density /= density.sum()
+    mean = np.array([(density * w).sum(), (density * b).sum()])
+    sd = np.sqrt(np.array([(density * w**2).sum(), (density * b**2).sum()]) - mean**2)
+    return x, y, mean, sd
+
+
+def assert_chains_match(draws, mean, sd, slack=0.0):
+    """``draws`` (chains, draws, k) have each coordinate's ``mean`` within 4 Monte Carlo
+    standard errors (batch means within each chain) and its ``sd`` within 4 standard errors
+    of an sd estimate, each widened by ``slack`` sds."""
+    for k in range(draws.shape[-1]):
+        chains = draws[..., k]
+        standard_error = np.sqrt(np.mean([batch_means_standard_error(c, 20) ** 2
+                                          for c in chains]) / chains.shape[0])
+        assert abs(chains.mean() - mean[k]) < 4 * standard_error + slack * sd[k]
+        effective = chains.var() / standard_error**2
+        assert abs(chains.std() / sd[k] - 1) < 4 / np.sqrt(2 * effective) + slack
+
+
 def assert_same_posterior(first, second, names=("coef", "intercept"), max_z=4.0, sd_rtol=0.15):
     """Two fitted estimators' posteriors agree: each coordinate's mean within ``max_z``
     combined Monte Carlo standard errors, and its sd within ``sd_rtol`` (each estimated

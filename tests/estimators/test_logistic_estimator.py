@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
-from scipy.special import expit, log_expit
+from scipy.special import expit
 from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.model_selection import GridSearchCV, cross_val_score
@@ -16,7 +16,7 @@ from sklearn.preprocessing import StandardScaler
 from skbayes_mh import MinibatchMHLogisticRegression
 from skbayes_mh.acceptance import MinibatchBarker
 
-from _models import batch_means_standard_error
+from _models import assert_chains_match, slope_intercept_problem
 
 FAST = dict(n_draws=60, n_warmup=60, n_chains=2)
 
@@ -195,31 +195,12 @@ def test_read_only_memmap(binary, tmp_path):
 @pytest.mark.slow
 def test_posterior_matches_numerical_integration(acceptance):
     # One feature and an intercept: the posterior is integrated on a fine grid.
-    rng = np.random.default_rng(3)
-    x = rng.normal(size=600)
-    y = (rng.random(600) < expit(0.8 * x - 0.5)).astype(int)
-    grid_w = np.linspace(0.0, 1.8, 361)
-    grid_b = np.linspace(-1.4, 0.4, 361)
-    w, b = np.meshgrid(grid_w, grid_b, indexing="ij")
-    z = w[..., None] * x + b[..., None]
-    log_post = np.sum(np.where(y == 1, log_expit(z), log_expit(-z)), axis=-1)
-    log_post += -0.5 * w**2 / 2.0**2 - 0.5 * b**2 / 10.0**2
-    density = np.exp(log_post - log_post.max())
-    density /= density.sum()
-    exact_mean = np.array([(density * w).sum(), (density * b).sum()])
-    exact_sd = np.sqrt(np.array([(density * w**2).sum(), (density * b**2).sum()]) - exact_mean**2)
-
+    x, y, exact_mean, exact_sd = slope_intercept_problem()
     clf = MinibatchMHLogisticRegression(acceptance=acceptance, prior_scale=2.0, n_draws=5000,
                                         n_warmup=1000, n_chains=4, n_jobs=2, random_state=0)
     clf.fit(x[:, None], y)
     draws = np.stack([clf.posterior_["coef"][..., 0], clf.posterior_["intercept"]], axis=-1)
-    for k in range(2):
-        chains = draws[..., k]
-        standard_error = np.sqrt(np.mean([batch_means_standard_error(c, 20) ** 2
-                                          for c in chains]) / chains.shape[0])
-        assert abs(chains.mean() - exact_mean[k]) < 4 * standard_error + 0.01 * exact_sd[k]
-        effective = chains.var() / standard_error**2
-        assert abs(chains.std() / exact_sd[k] - 1) < 4 / np.sqrt(2 * effective) + 0.01
+    assert_chains_match(draws, exact_mean, exact_sd, slack=0.01)
 
 
 @pytest.mark.slow

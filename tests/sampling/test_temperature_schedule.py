@@ -9,8 +9,8 @@ import pytest
 from skbayes_mh import sample
 from skbayes_mh.sampling._schedule import TemperatureSchedule, check_temperature
 
-from _models import (batch_means_standard_error, linear_gaussian_gradient,
-                     linear_gaussian_hessian, linear_gaussian_loglik)
+from _models import (assert_chains_match, batch_means_standard_error, linear_gaussian_gradient,
+                     linear_gaussian_hessian, linear_gaussian_loglik, slope_intercept_problem)
 
 # y_i = x_i . theta + N(0, 1), flat prior: at temperature K the posterior is
 # N(theta_hat, K (X'X)^-1).
@@ -193,24 +193,10 @@ def test_an_estimators_tempered_warm_up_keeps_the_exact_posterior(monkeypatch):
     # One feature and an intercept, the posterior integrated on a grid (as in
     # test_logistic_estimator.py): the chains spread at temperature 30 for 400 iterations,
     # then sample temperature 1 with the step rescaled and tuned on.
-    from scipy.special import expit, log_expit
-
+    import skbayes_mh._core.fit as fit_module
     from skbayes_mh import MinibatchMHLogisticRegression
 
-    rng = np.random.default_rng(3)
-    x = rng.normal(size=600)
-    y = (rng.random(600) < expit(0.8 * x - 0.5)).astype(int)
-    w, b = np.meshgrid(np.linspace(0.0, 1.8, 361), np.linspace(-1.4, 0.4, 361), indexing="ij")
-    z = w[..., None] * x + b[..., None]
-    log_post = np.sum(np.where(y == 1, log_expit(z), log_expit(-z)), axis=-1)
-    log_post += -0.5 * w**2 / 2.0**2 - 0.5 * b**2 / 10.0**2
-    density = np.exp(log_post - log_post.max())
-    density /= density.sum()
-    exact_mean = np.array([(density * w).sum(), (density * b).sum()])
-    exact_sd = np.sqrt(np.array([(density * w**2).sum(), (density * b**2).sum()])
-                       - exact_mean**2)
-    import skbayes_mh._core.fit as fit_module
-
+    x, y, exact_mean, exact_sd = slope_intercept_problem()
     made = []
 
     class Recorded(TemperatureSchedule):
@@ -227,10 +213,4 @@ def test_an_estimators_tempered_warm_up_keeps_the_exact_posterior(monkeypatch):
     assert len(made) == 4 and all(schedule.rescale_step for schedule in made)
     assert all(schedule.last_change == 400 for schedule in made)
     draws = np.stack([clf.posterior_["coef"][..., 0], clf.posterior_["intercept"]], axis=-1)
-    for k in range(2):
-        chains = draws[..., k]
-        standard_error = np.sqrt(np.mean([batch_means_standard_error(c, 20) ** 2
-                                          for c in chains]) / chains.shape[0])
-        assert abs(chains.mean() - exact_mean[k]) < 4 * standard_error
-        effective = chains.var() / standard_error**2
-        assert abs(chains.std() / exact_sd[k] - 1) < 4 / np.sqrt(2 * effective)
+    assert_chains_match(draws, exact_mean, exact_sd)
