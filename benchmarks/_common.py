@@ -1,4 +1,5 @@
 """Helpers shared by the benchmark scripts (run them from the repository root or anywhere)."""
+import json
 import sys
 from pathlib import Path
 
@@ -14,6 +15,23 @@ def shared_data(name):
     print(f"[{name} not found at {path}: it sits beside the checkout in the project's workspace]",
           file=sys.stderr)
     return None
+
+
+#: A script's main figures by name, written by :func:`save_figures` for ``--json PATH``
+#: (``benchmarks/reproduce.py`` reads them).
+FIGURES = {}
+
+
+def json_option(parser):
+    """Add ``--json PATH`` to a script's arguments."""
+    parser.add_argument("--json", metavar="PATH",
+                        help="also write the main figures to this JSON file")
+
+
+def save_figures(path):
+    """Write :data:`FIGURES` to ``path`` (nothing when None)."""
+    if path:
+        Path(path).write_text(json.dumps(FIGURES, indent=1))
 
 
 def table(rows, headers):
@@ -167,10 +185,16 @@ def print_agreement(rows):
               f"sd ratios {ratio.min():.2f} to {ratio.max():.2f}")
 
 
-def firefly_report(title, rows, paper):
+def firefly_report(title, rows, paper, key=None):
     """Print a Firefly table: the Table 1 columns, the paper's figures beside ours, and the
-    speed-up per second of wall time against the row named "regular MCMC"."""
+    speed-up per second of wall time against the row named "regular MCMC"; with ``key``,
+    record each row's queries and speed-ups in :data:`FIGURES` under it."""
     base = rows["regular MCMC"]
+    if key is not None:
+        FIGURES[key] = {name: {"queries": r["queries"],
+                               "speedup_per_query": r["per_query"] / base["per_query"],
+                               "speedup_per_second": r["per_second"] / base["per_second"]}
+                        for name, r in rows.items()}
     print(f"\n{title}")
     table([[name, f"{r['queries']:,.0f}", paper[name][0], f"{r['per_1000']:.1f}", paper[name][1],
             f"{r['per_query'] / base['per_query']:.1f}", paper[name][2],

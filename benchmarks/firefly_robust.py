@@ -25,8 +25,8 @@ from skbayes_mh.models import StudentTModel
 from skbayes_mh.models._prior import LAPLACE, LOG_SCALE
 from skbayes_mh.sampling import run_chain
 
-from _common import (chain_row, firefly_report, firefly_sampler, linear_target, print_agreement,
-                     regular_sampler, shared_data, table)
+from _common import (chain_row, firefly_report, firefly_sampler, json_option, linear_target,
+                     print_agreement, regular_sampler, save_figures, shared_data, table)
 
 NU = 4.0
 PRIOR_SCALE = 1.0
@@ -72,6 +72,7 @@ def main():
     parser.add_argument("--costly-iterations", type=int, default=150)
     parser.add_argument("--parts", nargs="+", default=["california", "synthetic", "scaling"],
                         choices=["california", "synthetic", "scaling"])
+    json_option(parser)
     args = parser.parse_args()
 
     if "california" in args.parts:
@@ -81,7 +82,7 @@ def main():
             rows = three_rows(robust_target(X, y), args)
             firefly_report(f"California housing, {len(y):,} rows, Student-t nu = 4, slice "
                            f"sampling ({args.chains} chains x {args.iterations:,} iterations; "
-                           f"paper: 1.8M molecules)", rows, PAPER)
+                           f"paper: 1.8M molecules)", rows, PAPER, key="california")
             print_agreement(rows)
 
     if "synthetic" in args.parts:
@@ -101,7 +102,7 @@ def main():
         firefly_report(f"Synthetic, N = 1,000,000, 5% outliers, Student-t nu = 4, slice "
                        f"sampling (regular and untuned: {args.chains} x {costly:,} "
                        f"iterations; MAP-tuned: {args.chains} x {args.iterations:,})", rows,
-                       PAPER)
+                       PAPER, key="synthetic")
         print_agreement(rows)
 
     if "scaling" in args.parts:
@@ -120,6 +121,7 @@ def main():
                           f"{out.stats['n_bright'].mean():,.1f}",
                           f"{1e6 * seconds / args.iterations:,.1f}", f"{wall:.1f}"])
         table(lines, ["N", "queries/iter", "bright", "us/iter", "chain wall s"])
+    save_figures(args.json)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,8 @@ from skbayes_mh.models import LogisticModel, SoftmaxModel
 
 from _common import chain_row as run
 from _common import firefly_report as report
-from _common import firefly_sampler, linear_target, regular_sampler, shared_data
+from _common import (firefly_sampler, json_option, linear_target, regular_sampler, save_figures,
+                     shared_data)
 
 PRIOR_SCALE = 1 / np.sqrt(10)  # precision 10 on every weight, as in the reference run
 
@@ -37,6 +38,7 @@ def main():
     parser.add_argument("--chains", type=int, default=2)
     parser.add_argument("--models", nargs="+", default=["logistic", "softmax"],
                         choices=["logistic", "softmax"])
+    json_option(parser)
     args = parser.parse_args()
     mnist = shared_data("mnist")
     if mnist is None:
@@ -46,6 +48,7 @@ def main():
         logistic_table(mnist, args)
     if "softmax" in args.models:
         softmax_table(mnist, args)
+    save_figures(args.json)
 
 
 def logistic_table(mnist, args):
@@ -57,7 +60,7 @@ def logistic_table(mnist, args):
     report(f"Logistic regression, MNIST 7 vs 9, {X.shape[0]:,} rows x {X.shape[1] + 1} "
            f"(random-walk MH, {args.chains} chains x {args.iterations:,} iterations)", rows,
            {"regular MCMC": ("12,214", "3.7", "1"), "untuned Firefly": ("6,252", "1.3", "0.7"),
-            "MAP-tuned Firefly": ("207", "1.4", "22")})
+            "MAP-tuned Firefly": ("207", "1.4", "22")}, key="logistic")
 
 
 def softmax_table(mnist, args):
@@ -76,7 +79,7 @@ def softmax_table(mnist, args):
            f"iterations; paper: 3-class CIFAR-10)", rows,
            {"regular MCMC": ("18,000", "8.0", "1"), "untuned Firefly": ("8,058", "4.2", "1.1"),
             "MAP-tuned Firefly, Bohning": ("654", "1.9", "11"),
-            "MAP-tuned Firefly, Jebara": ("-", "-", "-")})
+            "MAP-tuned Firefly, Jebara": ("-", "-", "-")}, key="softmax")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from skbayes_mh.acceptance import Austerity, ConfidenceSampler, MinibatchBarker
 from _mixture import (histogram_distances, make_mixture_data, mixture_lipschitz,
                                        mixture_log_prior, mixture_loglik, posterior_on_grid)
 
-from _common import table
+from _common import FIGURES, json_option, save_figures, table
 
 EDGES_1 = np.linspace(-1.5, 2.5, 41)
 EDGES_2 = np.linspace(-3.0, 3.0, 61)
@@ -57,6 +57,7 @@ def main():
     parser.add_argument("--n-data", type=int, default=1_000_000)
     parser.add_argument("--temperature", type=float, default=10_000.0)
     parser.add_argument("--samples", type=int, default=3000)
+    json_option(parser)
     args = parser.parse_args()
     data = make_mixture_data(args.n_data, random_state=0)
     truth = posterior_on_grid(data, EDGES_1, EDGES_2, args.temperature)
@@ -74,6 +75,7 @@ def main():
                         n_warmup=500, temperature=args.temperature, random_state=0)
         distance = histogram_distances(result.draws, EDGES_1, EDGES_2, truth)
         reads[name] = result.n_data_read
+        FIGURES.setdefault("rows_per_test", {})[name] = result.mean_data_read
         rows.append([name, f"{result.mean_data_read:,.1f}", paper[name],
                      f"{result.acceptance_rate:.3f}", f"{distance['poisson_loglik']:.0f}",
                      f"{distance['chi_squared']:.0f}", f"{distance['total_variation']:.3f}",
@@ -82,6 +84,7 @@ def main():
           f"{args.samples:,} samples, first batch 50; grid 40 x 60\n")
     table(rows, ["test", "rows/test", "paper", "accept", "Poisson loglik", "chi^2", "TV", "seconds"])
     save_histograms(reads, OUTPUT / "mixture_minibatch_sizes.png")
+    save_figures(args.json)
 
 
 if __name__ == "__main__":

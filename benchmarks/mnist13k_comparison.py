@@ -22,7 +22,7 @@ from skbayes_mh import sample
 from skbayes_mh.acceptance import Austerity, ConfidenceSampler, MinibatchBarker
 from _user_models import logistic_lipschitz, logistic_loglik
 
-from _common import mnist13k, table
+from _common import FIGURES, json_option, mnist13k, save_figures, table
 
 OUTPUT = Path(__file__).resolve().parent / "output"
 CHECKPOINTS = (0.02, 0.1, 0.25, 0.5, 1.0)
@@ -42,6 +42,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--trials", type=int, default=5)
     parser.add_argument("--samples", type=int, default=5000)
+    json_option(parser)
     args = parser.parse_args()
     loaded = mnist13k()
     if loaded is None:
@@ -69,6 +70,7 @@ def main():
             if trial == 0:
                 curves[name] = (cumulative, accuracy)
                 reads[name] = result.n_data_read
+        FIGURES.setdefault("rows_per_test", {})[name] = float(np.mean(sizes))
         rows.append([name, f"{np.mean(sizes):,.1f} +/- {np.std(sizes):,.1f}", paper[name],
                      f"{np.mean(rates):.3f}", f"{np.mean(finals):.4f} +/- {np.std(finals):.4f}"])
     print(f"MNIST 1 vs 7: {X.shape[0]:,} rows x {X.shape[1]} pixels, temperature 100, sd 0.05, "
@@ -83,6 +85,7 @@ def main():
     print("\ntest accuracy of the running predictive mean against cumulative rows read (trial 0):")
     table([[name, *(f"{a:.4f} @ {c / 1e6:.2f}M" for c, a in zip(*curves[name]))] for name in tests],
           ["test", *(f"{int(f * 100)}% of draws" for f in CHECKPOINTS)])
+    save_figures(args.json)
     try:
         import matplotlib
 

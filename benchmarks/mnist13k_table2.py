@@ -28,7 +28,7 @@ from skbayes_mh import sample
 from skbayes_mh.acceptance import CorrectionDistribution, MinibatchBarker
 from _user_models import logistic_loglik
 
-from _common import mnist13k, mnist_augmented, table
+from _common import FIGURES, json_option, mnist13k, mnist_augmented, save_figures, table
 
 TEMPERATURE = 100.0
 STEP = 0.05
@@ -53,6 +53,7 @@ def main():
                         help="random-walk standard deviations, comma-separated")
     parser.add_argument("--tests", choices=("all", "paper"), default="all",
                         help="'paper': only the paper's test (batch 100, sigma 1)")
+    json_option(parser)
     args = parser.parse_args()
     steps = [float(step) for step in args.steps.split(",")]
     loaded = mnist13k() if args.rows <= 13_007 else mnist_augmented(args.rows)
@@ -90,6 +91,7 @@ def main():
                          f"{np.mean(final_accuracy):.4f} +/- {np.std(final_accuracy):.4f}",
                          f"{np.mean(last_accuracy):.4f} +/- {np.std(last_accuracy):.4f}"])
             speed[name] = (np.median(per_second), np.median(rows_per_second))
+            FIGURES.setdefault("rows_per_test", {})[name] = float(np.mean(sizes))
             print(f"[{name}: done]", flush=True)
     table(rows, ["minibatch test", "correction error", "rows/test", "accept", "acc. final draw",
                  "acc. last 1000"])
@@ -104,6 +106,7 @@ def main():
     table([[name, f"{d:,.0f}", f"{r / 1e6:.2f}", f"{d / base:.1f}x"]
            for name, (d, r) in speed.items()],
           ["test", "draws/s", "M rows read/s", "draws/s vs metropolis"])
+    save_figures(args.json)
 
 
 if __name__ == "__main__":

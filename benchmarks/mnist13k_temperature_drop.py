@@ -18,7 +18,7 @@ from skbayes_mh import sample
 from skbayes_mh.acceptance import MinibatchBarker
 from _user_models import logistic_loglik
 
-from _common import mnist13k, table
+from _common import FIGURES, json_option, mnist13k, save_figures, table
 
 HOT, BURN_IN, STEP = 100.0, 400, 0.05
 
@@ -29,6 +29,7 @@ def main():
     parser.add_argument("--after", type=int, default=1600,
                         help="iterations at temperature 1 after the burn-in")
     parser.add_argument("--block", type=int, default=100)
+    json_option(parser)
     args = parser.parse_args()
     loaded = mnist13k()
     if loaded is None:
@@ -64,6 +65,8 @@ def main():
     cold = rows_read[:, BURN_IN + args.block:].mean()
     print(f"\nrows per test: {hot:,.1f} at temperature {HOT:.0f}, {cold:,.1f} at 1 after the "
           f"first block ({cold / hot:.1f}x), of {X.shape[0]:,}")
+    FIGURES.update(rows_hot=float(hot), rows_cold=float(cold), cold_over_hot=float(cold / hot))
+    save_figures(args.json)
 
 
 if __name__ == "__main__":
