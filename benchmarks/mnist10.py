@@ -73,7 +73,7 @@ def main():
         worst_rhat = float(np.nanmax(rhat(draws)))
         worst_ess = float(np.nanmin(ess_bulk(draws)))
         warned = any("converged" in str(w.message) for w in caught)
-        per_iteration = float(clf.posterior_["n_data_read"].mean() / clf.thin_.mean())
+        per_iteration = float(clf.posterior_["rows_per_iteration"].mean())
         rows.append([f"ours n_jobs={n_jobs}" + (" [warned]" if warned else ""),
                      f"{wall:.0f}", f"{clf.setup_time_:.0f}",
                      f"{clf.proposal_.name}, {shape_name(X.shape[0], n_params, X.shape[1], 9)}",

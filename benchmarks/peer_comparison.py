@@ -78,7 +78,7 @@ def ours(X, y, prior_scale, intercept):
     draws = clf.posterior_["coef"]
     if intercept:
         draws = np.concatenate([draws, clf.posterior_["intercept"][..., None]], axis=-1)
-    rows = float(np.mean(clf.posterior_["n_data_read"] / clf.thin_[:, None]))
+    rows = float(clf.posterior_["rows_per_iteration"].mean())
     name = (f"ours ({clf.acceptance_.name}, {clf.proposal_.name}"
             f"{', CV' if clf.control_variates_ else ''}, thin {int(clf.thin_.max())})")
     warned = any("converged" in str(w.message) for w in caught)

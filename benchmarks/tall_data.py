@@ -122,7 +122,7 @@ def fit(X, y, acceptance, seed):
     return {"wall": wall, "memory": memory.bytes, "setup": model.setup_time_,
             "passes": model.data_passes_,
             "per_iteration": float(np.mean(seconds / kept_iterations)),
-            "rows": float(model.posterior_["n_data_read"].mean()), "rhat": rhat, "ess": ess,
+            "rows": float(model.posterior_["rows_per_iteration"].mean()), "rhat": rhat, "ess": ess,
             "thin": int(model.thin_.max()),
             "warned": any("converged" in str(w.message) for w in caught)}
 

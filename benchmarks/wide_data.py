@@ -90,7 +90,7 @@ def ours(X, X_test, y, y_test, **settings):
     name = (f"ours ({clf.acceptance_.name}, {clf.proposal_.name}, thin {int(clf.thin_.max())}"
             + "".join(f", {k}={v}" for k, v in settings.items()) + ")"
             + (" [warned]" if warned else ""))
-    rows = float(clf.posterior_["n_data_read"].mean() / clf.thin_.mean())
+    rows = float(clf.posterior_["rows_per_iteration"].mean())
     return name, wall, coef, intercept, rows, clf.predict_proba(X_test)
 
 
@@ -129,7 +129,7 @@ def mnist_one_vs_seven():
     warned = any("converged" in str(w.message) for w in caught)
     worst_rhat = max(float(np.max(v)) for v in clf.diagnostics_["r_hat"].values())
     min_ess = min(float(np.min(v)) for v in clf.diagnostics_["ess_bulk"].values())
-    rows = float(clf.posterior_["n_data_read"].mean() / clf.thin_.mean())
+    rows = float(clf.posterior_["rows_per_iteration"].mean())
     name = (f"ours ({clf.acceptance_.name}, {clf.proposal_.name}, thin {int(clf.thin_.max())})"
             + (" [warned]" if warned else ""))
     return [name, f"{wall:.1f}", f"{worst_rhat:.4f}", f"{min_ess:.0f}",

@@ -114,7 +114,8 @@ def _fit_shard(estimator, n_shards, summary, seed, X_blocks, y_blocks):
 
 
 def _combined_stats(shards):
-    """Per-draw statistics of the consensus draws: rows read summed over the shards, wall
+    """Per-draw statistics of the consensus draws: rows read (and rows per iteration)
+    summed over the shards, wall
     time the slowest shard's (they run side by side), the others averaged; the log
     posterior is not known."""
     combined = {}
@@ -122,7 +123,7 @@ def _combined_stats(shards):
         values = np.stack([shard.posterior_[name] for shard in shards])
         if name == "lp":
             combined[name] = np.full(values.shape[1:], np.nan)
-        elif name == "n_data_read":
+        elif name in ("n_data_read", "rows_per_iteration"):
             combined[name] = values.sum(axis=0)
         elif name == "seconds":
             combined[name] = values.max(axis=0)
@@ -287,6 +288,13 @@ class ConsensusMonteCarlo(MetaEstimatorMixin, BaseEstimator):
         """``estimator_.decision_function``."""
         check_is_fitted(self)
         return self.estimator_.decision_function(X)
+
+    @available_if(_estimator_has("summary"))
+    def summary(self, *, quantiles=(0.05, 0.5, 0.95), as_frame="auto"):
+        """``estimator_.summary``: the consensus draws' table, per named parameter (their
+        R-hat and ESS compare chains of combined draws, not of one sampler)."""
+        check_is_fitted(self)
+        return self.estimator_.summary(quantiles=quantiles, as_frame=as_frame)
 
     @available_if(_estimator_has("score"))
     def score(self, X, y, sample_weight=None):

@@ -67,10 +67,9 @@ def compare(n_data=20_000, n_draws=1000, seed=0):
         far = int(np.argmax(np.abs(ratio - 1.0)))
         ratio_error = ratio[far] * np.hypot(summary["mcse_sd"][far] / summary["sd"][far],
                                             ref_mcse_sd[far] / ref_sd[far])
-        per_iteration = clf.posterior_["n_data_read"] / clf.thin_[:, None]
         proposal = clf.proposal_.name + ("+CV" if clf.control_variates_ else "")
         rows.append(dict(name=name, proposal=proposal,
-                         rows_per_iteration=float(per_iteration.mean()),
+                         rows_per_iteration=float(clf.posterior_["rows_per_iteration"].mean()),
                          acceptance_rate=clf.acceptance_rate_, r_hat=float(summary["r_hat"].max()),
                          ess=float(summary["ess_bulk"].min()), shift=float(shift[worst]),
                          shift_error=float(error[worst]), sd_ratio=(float(ratio.min()),

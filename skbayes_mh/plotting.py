@@ -57,11 +57,10 @@ def _rows_read_per_iteration(fit):
     """Rows (or likelihood queries) read per iteration, flat.
 
     A :class:`~skbayes_mh.SampleResult` keeps every iteration. A fitted estimator keeps
-    a draw every ``thin_`` iterations and the rows read by those iterations: the mean
-    per iteration over them is returned (fit with ``thin=1`` for the per-test sizes)."""
+    a draw every ``thin_`` iterations, with ``rows_per_iteration``, the mean over them
+    (fit with ``thin=1`` for the per-test sizes)."""
     if _is_fitted_estimator(fit):
-        read = np.asarray(fit.posterior_["n_data_read"], dtype=np.float64)
-        return (read / np.asarray(fit.thin_, dtype=np.float64)[:, None]).ravel()
+        return np.asarray(fit.posterior_["rows_per_iteration"], dtype=np.float64).ravel()
     if hasattr(fit, "n_data_read"):
         return np.asarray(fit.n_data_read, dtype=np.float64).ravel()
     values = np.asarray(fit)
@@ -81,11 +80,12 @@ def plot_minibatch_sizes(fits, *, bins=30, ax=None):
     Parameters
     ----------
     fits : estimator, SampleResult, array-like or mapping of str to these
-        A fitted estimator (``posterior_["n_data_read"]``), a result of
+        A fitted estimator (``posterior_["rows_per_iteration"]``), a result of
         :func:`~skbayes_mh.sample` (``n_data_read``), or rows read per test of shape
         ``(n_iterations,)`` or ``(n_chains, n_draws)``. A mapping draws one histogram per
         entry, labelled by its key, on shared bins. An estimator stores one draw per
-        ``thin_`` iterations: its values are the mean rows read per iteration over them.
+        ``thin_`` iterations: its values are the mean rows read per iteration over them
+        (``rows_per_iteration``).
     bins : int, default=30
         Number of logarithmically spaced bins.
     ax : matplotlib Axes, default=None

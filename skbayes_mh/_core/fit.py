@@ -306,7 +306,7 @@ def test_error(chains, draws):
     acceptance = sampler.acceptance
     if acceptance.exact:
         return None
-    rows = float(np.mean([c.stats["n_data_read"].mean() / c.thin for c in chains]))
+    rows = float(np.mean([c.stats["rows_per_iteration"].mean() for c in chains]))
     # The moves matter only to the tests that take the minibatch mean as normal.
     moves = (Moves(sampler.target, draws, getattr(sampler, "cv", None))
              if acceptance.normal_mean else ())

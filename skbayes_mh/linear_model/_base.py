@@ -26,7 +26,7 @@ from .._validation import (MIN_TEMPERATURE, check_draws_memory, check_file_uncha
                            check_magnitudes, file_state, read_only)
 from ..acceptance import ACCEPTANCE_TESTS, AcceptanceTest
 from ..models._prior import BuiltinPrior
-from ..posterior import Posterior
+from ..posterior import Posterior, check_quantiles
 from ..proposals import PROPOSALS, Proposal
 from ..sampling import chain_seeds
 from ..sampling._schedule import check_temperature
@@ -531,6 +531,44 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         for name in self._other_parameters():
             setattr(self, f"{name}_", float(variables[name].mean()))
 
+    def summary(self, *, quantiles=(0.05, 0.5, 0.95), as_frame="auto"):
+        """The posterior of every parameter at a glance, labelled by feature (and class).
+
+        Parameters
+        ----------
+        quantiles : sequence of float, default=(0.05, 0.5, 0.95)
+            Posterior quantiles to report (a column each, named in percent): the default's
+            outer two bound a 90% central credible interval.
+        as_frame : "auto" or bool, default="auto"
+            ``True``: a ``pandas.DataFrame`` (pandas is needed); ``False``: a
+            :class:`~skbayes_mh.posterior.PosteriorSummary`, a plain table that prints
+            itself; ``"auto"``: a DataFrame when pandas can be imported.
+
+        Returns
+        -------
+        PosteriorSummary or pandas.DataFrame
+            One row per parameter: ``coef[feature]`` (``coef[class, feature]`` for several
+            classes), ``intercept`` (``intercept[class]``; left out with
+            ``fit_intercept=False``) and the family's own (``scale``, ``dispersion``), named
+            by ``feature_names_in_`` where ``X`` had names and ``x0``, ``x1``, ... otherwise.
+            Columns: ``mean``, ``sd``, the quantiles, ``mcse_mean`` and ``mcse_sd`` (Monte
+            Carlo standard errors of the mean and sd), ``ess_bulk``, ``ess_tail`` and
+            ``r_hat`` (those of ``diagnostics_``).
+        """
+        check_is_fitted(self)
+        features = getattr(self, "feature_names_in_", None)
+        if features is None:
+            features = [f"x{j}" for j in range(self.n_features_in_)]
+        coef = self.posterior_["coef"]
+        several = coef.ndim == 4  # (chain, draw, class, feature)
+        classes = list(self.classes_) if several and hasattr(self, "classes_") else None
+        coords = {"coef": [classes, features] if several else [features],
+                  "intercept": [classes]}
+        return self.posterior_.summary(
+            quantiles=quantiles, as_frame=as_frame, coords=coords,
+            exclude=() if self.fit_intercept else ("intercept",),
+            convergence=self.diagnostics_)
+
     def _other_parameters(self):
         """Names of the posterior variables beyond ``coef`` and ``intercept``."""
         return [name for name in self.posterior_.draws if name not in ("coef", "intercept")]
@@ -582,14 +620,6 @@ def linear_predictors(X, coef, intercept):
     n_draws, n_outputs, n_features = coef.shape
     eta = np.asarray(X @ coef.reshape(n_draws * n_outputs, n_features).T)
     return eta.reshape(X.shape[0], n_draws, n_outputs).transpose(1, 0, 2) + intercept[:, None, :]
-
-
-def check_quantiles(quantiles):
-    """``quantiles`` as a 1-D float array, each in (0, 1) (a ValueError otherwise)."""
-    values = np.atleast_1d(np.asarray(quantiles, dtype=np.float64))
-    if values.ndim != 1 or values.size == 0 or not np.all((values > 0) & (values < 1)):
-        raise ValueError(f"quantiles must be numbers in (0, 1); got {quantiles!r}.")
-    return values
 
 
 class PredictiveClassifierMixin:

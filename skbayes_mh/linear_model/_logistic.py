@@ -62,9 +62,10 @@ class MinibatchMHLogisticRegression(ClassifierMixin, PredictiveClassifierMixin,
         Posterior mean of the intercept (0 without one).
     posterior_ : Posterior
         ``coef`` (n_chains, n_draws, n_features), ``intercept`` (n_chains,
-        n_draws), and per-draw ``lp``, ``acceptance_rate``, ``n_data_read``, ``seconds``
-        (with Firefly: ``lp`` is the log pseudo-posterior, ``n_data_read`` the likelihood
-        queries, and ``n_bright`` the bright points).
+        n_draws), and the per-draw ``lp``, ``acceptance_rate``, ``n_data_read``,
+        ``rows_per_iteration``, ``seconds`` (:class:`~skbayes_mh.posterior.Posterior`;
+        with Firefly: ``lp`` is the log pseudo-posterior, rows read are likelihood
+        queries, and ``n_bright`` counts the bright points).
     {fitted_attributes}
 
     References

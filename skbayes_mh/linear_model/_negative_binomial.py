@@ -59,8 +59,9 @@ class NegativeBinomialRegression(RegressorMixin, PredictiveRegressorMixin, Linea
         Posterior mean of the dispersion ``alpha``.
     posterior_ : Posterior
         ``coef`` (n_chains, n_draws, n_features), ``intercept`` and ``dispersion``
-        (n_chains, n_draws), and per-draw ``lp``, ``acceptance_rate``, ``n_data_read``,
-        ``seconds``.
+        (n_chains, n_draws), and the per-draw ``lp``, ``acceptance_rate``,
+        ``n_data_read``, ``rows_per_iteration``, ``seconds``
+        (:class:`~skbayes_mh.posterior.Posterior`).
     {fitted_attributes}
 
     See Also

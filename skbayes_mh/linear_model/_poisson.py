@@ -48,7 +48,8 @@ class MinibatchMHPoissonRegression(RegressorMixin, PredictiveRegressorMixin,
     intercept_ : float
     posterior_ : Posterior
         ``coef`` (n_chains, n_draws, n_features), ``intercept`` (n_chains, n_draws)
-        and per-draw ``lp``, ``acceptance_rate``, ``n_data_read``, ``seconds``.
+        and the per-draw ``lp``, ``acceptance_rate``, ``n_data_read``,
+        ``rows_per_iteration``, ``seconds`` (:class:`~skbayes_mh.posterior.Posterior`).
     {fitted_attributes}
 
     See Also

@@ -66,8 +66,9 @@ class RobustTRegression(RegressorMixin, PredictiveRegressorMixin, LinearMHEstima
         Posterior mean of the noise scale (``scale`` when fixed).
     posterior_ : Posterior
         ``coef`` (n_chains, n_draws, n_features), ``intercept`` and ``scale``
-        (n_chains, n_draws), per-draw ``lp``, ``acceptance_rate``, ``n_data_read``,
-        ``seconds`` and, with Firefly, ``n_bright``.
+        (n_chains, n_draws), the per-draw ``lp``, ``acceptance_rate``, ``n_data_read``,
+        ``rows_per_iteration``, ``seconds`` and, with Firefly, ``n_bright``
+        (:class:`~skbayes_mh.posterior.Posterior`).
     {fitted_attributes}
 
     References

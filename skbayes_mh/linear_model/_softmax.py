@@ -56,8 +56,9 @@ class FireflySoftmaxClassifier(ClassifierMixin, PredictiveClassifierMixin,
         Posterior mean of the intercepts, centred over the classes.
     posterior_ : Posterior
         ``coef`` (n_chains, n_draws, n_classes, n_features), ``intercept`` (n_chains,
-        n_draws, n_classes), per-draw ``lp``, ``acceptance_rate``, ``n_data_read``
-        (likelihood queries with Firefly), ``seconds`` and, with Firefly, ``n_bright``.
+        n_draws, n_classes), the per-draw ``lp``, ``acceptance_rate``, ``n_data_read``,
+        ``rows_per_iteration`` (likelihood queries with Firefly), ``seconds`` and, with
+        Firefly, ``n_bright`` (:class:`~skbayes_mh.posterior.Posterior`).
     {fitted_attributes}
 
     References

@@ -29,7 +29,8 @@ class ChainResult:
     draws : ndarray of shape (n_draws, d)
     stats : dict of ndarray of shape (n_draws,)
         ``lp``, ``acceptance_rate`` (fraction of the ``thin`` iterations behind a draw that
-        accepted), ``n_data_read`` (rows or likelihood queries of those iterations),
+        accepted), ``n_data_read`` (rows or likelihood queries of those iterations, summed),
+        ``rows_per_iteration`` (``n_data_read / thin``: their mean per iteration),
         ``seconds`` (cumulative wall time of the kept iterations), and the sampler's own
         (``n_bright``).
     state : object
@@ -166,6 +167,7 @@ def continue_chain(result, n_draws, progress=None, stop=None):
     stats = {"lp": outputs["lp"][keep], "seconds": offset + outputs["seconds"][keep],
              "acceptance_rate": outputs["accepted"][:n_kept * thin].reshape(per_draw).mean(axis=1),
              "n_data_read": outputs["n_data_read"][:n_kept * thin].reshape(per_draw).sum(axis=1)}
+    stats["rows_per_iteration"] = stats["n_data_read"] / thin
     for name in ("n_bright",):
         if name in outputs:
             stats[name] = outputs[name][keep]

@@ -37,8 +37,11 @@ def test_fitted_attributes(binary):
     assert clf.coef_.shape == (1, 4) and clf.intercept_.shape == (1,)
     assert clf.posterior_["coef"].shape == (3, 60, 4)
     assert clf.posterior_["intercept"].shape == (3, 60)
-    for stat in ("lp", "acceptance_rate", "n_data_read", "seconds"):
+    for stat in ("lp", "acceptance_rate", "n_data_read", "rows_per_iteration", "seconds"):
         assert clf.posterior_[stat].shape == (3, 60)
+    # n_data_read sums a draw's thin_ iterations; rows_per_iteration is their mean.
+    np.testing.assert_allclose(clf.posterior_["rows_per_iteration"] * clf.thin_[:, None],
+                               clf.posterior_["n_data_read"], rtol=1e-12)
     assert np.all(np.diff(clf.posterior_["seconds"], axis=1) >= 0)
     assert clf.step_size_.shape == (3, 5)
     # Iterations per chain: warm-up plus draws times each chain's thinning.
@@ -47,6 +50,16 @@ def test_fitted_attributes(binary):
     np.testing.assert_allclose(clf.coef_[0], clf.posterior_["coef"].mean(axis=(0, 1)))
     no_intercept = small(fit_intercept=False).fit(X, y)
     assert no_intercept.intercept_[0] == 0 and no_intercept.step_size_.shape == (2, 4)
+
+
+def test_rows_read_per_draw_sum_the_thinned_iterations(binary):
+    X, y = binary
+    clf = small(acceptance="minibatch", thin=3).fit(X, y)
+    per_draw, per_iteration = clf.posterior_["n_data_read"], clf.posterior_["rows_per_iteration"]
+    np.testing.assert_allclose(3 * per_iteration, per_draw, rtol=1e-12)
+    # A test reads at least one row and at most every row, so only the mean is bounded
+    # by N; the sum over three iterations exceeds it whenever the tests read most rows.
+    assert np.all((per_iteration >= 1) & (per_iteration <= len(y)))
 
 
 def test_predictions_are_posterior_predictive_means(binary):

@@ -149,6 +149,10 @@ def test_consensus_on_array_shards_matches_the_exact_posterior():
                   > 1.5 * np.sqrt(np.diag(covariance)))
     np.testing.assert_array_equal(fit.predict(X[:5]), fit.estimator_.predict(X[:5]))
     assert fit.score(X, y) > 0.3 and fit.coef_.shape == (2,)
+    # The summary is the consensus draws', with their mean as coef_.
+    table = fit.summary(as_frame=False)
+    assert table.index[:3] == ["coef[x0]", "coef[x1]", "intercept"]
+    np.testing.assert_allclose(table["mean"][:2], fit.coef_, rtol=1e-12)
 
 
 def test_consensus_needs_shards_for_arrays_and_a_library_estimator():

@@ -54,7 +54,7 @@ def test_continued_fit_equals_one_longer_fit_draw_for_draw(name, estimator, X, y
         assert continued.posterior_[key].shape == values.shape
         np.testing.assert_array_equal(continued.posterior_[key], values, err_msg=key)
         np.testing.assert_array_equal(continued.posterior_[key][:, :60], first[key])
-    for key in ("acceptance_rate", "n_data_read"):
+    for key in ("acceptance_rate", "n_data_read", "rows_per_iteration"):
         np.testing.assert_array_equal(continued.posterior_.sample_stats[key],
                                       longer.posterior_.sample_stats[key])
     # Firefly's log pseudo-posterior is updated incrementally: equal up to rounding.
