@@ -146,15 +146,15 @@ class ConsensusMonteCarlo(MetaEstimatorMixin, BaseEstimator):
         Fitted once per shard (clones), with its prior raised to ``1 / n_shards`` and its
         data-scaled settings (classes, the outcome's scale) taken from the whole data set.
         Every shard keeps its ``n_chains`` and ``n_draws``.
-    n_shards : int or None
+    n_shards : int or None, default=None
         ``None``: one shard per row block of a ``dask.array`` ``X``. An int: a Dask array is
         re-blocked into that many row blocks; in-memory data are split at random into that
         many shards of nearly equal size. In-memory data need an int.
-    n_jobs : int or None
+    n_jobs : int or None, default=None
         Shards fitted side by side for in-memory data (joblib threads). Dask data are
         fitted by the active Dask scheduler (a ``distributed.Client``'s workers, each shard
         where its rows are).
-    random_state : int, RandomState or None
+    random_state : int, RandomState instance or None, default=None
         The in-memory split and every shard's seed.
 
     Attributes
@@ -189,7 +189,10 @@ class ConsensusMonteCarlo(MetaEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X : dask.array of shape (n_samples, n_features), or array-like
+            The training rows: a Dask array is sharded by its row blocks, in-memory data
+            at random.
         y : dask.array or array-like of shape (n_samples,)
+            Their outcomes, as ``estimator.fit`` takes them.
 
         Returns
         -------
@@ -267,37 +270,108 @@ class ConsensusMonteCarlo(MetaEstimatorMixin, BaseEstimator):
 
     @available_if(_estimator_has("predict"))
     def predict(self, X, **kwargs):
-        """``estimator_.predict`` (the consensus draws' posterior-predictive)."""
+        """``estimator_.predict`` (the consensus draws' posterior-predictive).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The rows to predict.
+        **kwargs
+            Passed to ``estimator_.predict`` (e.g. ``return_std=True`` for a regressor).
+
+        Returns
+        -------
+        ndarray or tuple of ndarray
+            What ``estimator_.predict`` returns.
+        """
         check_is_fitted(self)
         return self.estimator_.predict(X, **kwargs)
 
     @available_if(_estimator_has("predict_proba"))
     def predict_proba(self, X):
-        """``estimator_.predict_proba``."""
+        """``estimator_.predict_proba``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The rows to predict.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
         check_is_fitted(self)
         return self.estimator_.predict_proba(X)
 
     @available_if(_estimator_has("predict_log_proba"))
     def predict_log_proba(self, X):
-        """``estimator_.predict_log_proba``."""
+        """``estimator_.predict_log_proba``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The rows to predict.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
         check_is_fitted(self)
         return self.estimator_.predict_log_proba(X)
 
     @available_if(_estimator_has("decision_function"))
     def decision_function(self, X):
-        """``estimator_.decision_function``."""
+        """``estimator_.decision_function``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The rows to score.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
         check_is_fitted(self)
         return self.estimator_.decision_function(X)
 
     @available_if(_estimator_has("summary"))
     def summary(self, *, quantiles=(0.05, 0.5, 0.95), as_frame="auto"):
         """``estimator_.summary``: the consensus draws' table, per named parameter (their
-        R-hat and ESS compare chains of combined draws, not of one sampler)."""
+        R-hat and ESS compare chains of combined draws, not of one sampler).
+
+        Parameters
+        ----------
+        quantiles : sequence of float, default=(0.05, 0.5, 0.95)
+            Posterior quantiles to report, each in (0, 1).
+        as_frame : "auto" or bool, default="auto"
+            ``True``: a ``pandas.DataFrame``; ``False``: a
+            :class:`~skbayes_mh.posterior.PosteriorSummary`; ``"auto"``: a DataFrame when
+            pandas can be imported.
+
+        Returns
+        -------
+        PosteriorSummary or pandas.DataFrame
+        """
         check_is_fitted(self)
         return self.estimator_.summary(quantiles=quantiles, as_frame=as_frame)
 
     @available_if(_estimator_has("score"))
     def score(self, X, y, sample_weight=None):
-        """``estimator_.score``: accuracy for classifiers, R^2 for regressors."""
+        """``estimator_.score``: accuracy for classifiers, R^2 for regressors.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Test rows.
+        y : array-like of shape (n_samples,)
+            Their true outcomes.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows in the score.
+
+        Returns
+        -------
+        float
+        """
         check_is_fitted(self)
         return self.estimator_.score(X, y, sample_weight=sample_weight)

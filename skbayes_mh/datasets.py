@@ -19,9 +19,20 @@ def read_idx(path):
     The header is two zero bytes, a type code, the number of dimensions, then one big-endian
     int32 per dimension; the data follow in C order.
 
+    Parameters
+    ----------
+    path : str or Path
+        The file; read through gzip when its name ends in ``.gz``.
+
     Returns
     -------
-    ndarray of the file's shape and type.
+    ndarray
+        Of the file's shape and type, in native byte order.
+
+    Raises
+    ------
+    ValueError
+        If the magic number is not an IDX one or the data size disagrees with the header.
     """
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
@@ -53,13 +64,17 @@ def load_mnist(directory, subset="train"):
     Parameters
     ----------
     directory : str or Path
-    subset : {"train", "test"}
+        Folder holding the images and labels files of ``subset``, each gzip-compressed
+        (``.gz``) or not.
+    subset : {"train", "test"}, default="train"
+        The training files (``train-*``) or the test files (``t10k-*``).
 
     Returns
     -------
     images : ndarray of shape (n, 784), uint8
         60,000 training or 10,000 test digits, 28x28 pixels flattened row by row.
     labels : ndarray of shape (n,), uint8
+        The digit of each image.
     """
     if subset not in _MNIST_FILES:
         raise ValueError(f"subset must be 'train' or 'test'; got {subset!r}.")
@@ -74,6 +89,15 @@ def load_mnist(directory, subset="train"):
 
 def mnist_pair(directory, digits, subset="train"):
     """The images of two digits as a binary problem, pixels scaled to [0, 1].
+
+    Parameters
+    ----------
+    directory : str or Path
+        Folder holding MNIST's IDX files (see :func:`load_mnist`).
+    digits : pair of int
+        The digits of class 0 and class 1, in that order.
+    subset : {"train", "test"}, default="train"
+        Which of MNIST's subsets to load.
 
     Returns
     -------
@@ -102,8 +126,11 @@ def make_mnist_like_pair(digits, subset="train", random_state=0):
     Parameters
     ----------
     digits : pair of int
-    subset : {"train", "test"}
+        The two digits (0 to 9), of class 0 and class 1: they set the class sizes.
+    subset : {"train", "test"}, default="train"
+        Whose sizes to copy; the classes' templates are shared by the two subsets.
     random_state : int, default=0
+        Seed of the templates and of the rows.
 
     Returns
     -------
@@ -131,8 +158,12 @@ def mnist_pair_or_synthetic(directory, digits, subset="train"):
     Parameters
     ----------
     directory : str, Path or None
+        Folder that may hold MNIST's IDX files; it is used when it holds the training
+        images file (plain or ``.gz``). None: synthetic data.
     digits : pair of int
-    subset : {"train", "test"}
+        The digits of class 0 and class 1, in that order.
+    subset : {"train", "test"}, default="train"
+        Which subset to load or imitate.
 
     Returns
     -------
@@ -157,6 +188,17 @@ def mnist_pca_pair(directory, digits=(7, 9), n_components=50, subset="train"):
     [0, 1], centred), computed by an exact SVD so that they are reproducible; test images
     are projected on the same axes.
 
+    Parameters
+    ----------
+    directory : str or Path
+        Folder holding MNIST's IDX files (see :func:`load_mnist`).
+    digits : pair of int, default=(7, 9)
+        The digits of class 0 and class 1, in that order.
+    n_components : int, default=50
+        Number of principal components kept.
+    subset : {"train", "test"}, default="train"
+        Which of MNIST's subsets to load.
+
     Returns
     -------
     X : ndarray of shape (n, n_components)
@@ -178,6 +220,17 @@ def mnist_pca_digits(directory, digits=(0, 1, 2), n_components=50, subset="train
 
     The principal axes are those of the training images of these digits (pixels in [0, 1],
     centred, exact SVD); test images are projected on the same axes.
+
+    Parameters
+    ----------
+    directory : str or Path
+        Folder holding MNIST's IDX files (see :func:`load_mnist`).
+    digits : sequence of int, default=(0, 1, 2)
+        The digits kept, in increasing order.
+    n_components : int, default=50
+        Number of principal components kept.
+    subset : {"train", "test"}, default="train"
+        Which of MNIST's subsets to load.
 
     Returns
     -------
@@ -237,6 +290,11 @@ def california_log_value(directory):
     """California housing as the robust-regression benchmarks use it: standardised features
     and the log of the median house value.
 
+    Parameters
+    ----------
+    directory : str or Path
+        Folder holding ``cal_housing.data`` (or ``cal_housing.data.gz``).
+
     Returns
     -------
     X : ndarray of shape (20640, 8), each column with mean 0 and sd 1
@@ -272,8 +330,12 @@ def deform_digits(images, n_new, random_state=0, *, alpha=34.0, sigma=4.0, max_s
     random_state : int, default=0
         The seed: the same seed gives the same images, each new image the same whatever
         ``n_new`` is.
-    alpha, sigma, max_shift : float
-        The displacements' scale and smoothness, and the largest shift, in pixels.
+    alpha : float, default=34.0
+        The displacements' scale, in pixels (Simard et al.'s).
+    sigma : float, default=4.0
+        The smoothing Gaussian's sd, in pixels (Simard et al.'s).
+    max_shift : float, default=1.0
+        The largest shift per axis, in pixels.
 
     Returns
     -------
@@ -333,9 +395,11 @@ def mnist_pair_augmented(directory, digits, n_rows, random_state=0):
     directory : str or Path
         Holds MNIST's IDX files.
     digits : pair of int
+        The digits of class 0 and class 1, in that order.
     n_rows : int
         At least the two digits' training images (13,007 for 1 and 7).
     random_state : int, default=0
+        Seed of the deformations (see :func:`deform_digits`).
 
     Returns
     -------

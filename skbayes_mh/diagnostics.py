@@ -155,9 +155,20 @@ def _all_three(x):
 
 
 def convergence_statistics(draws):
-    """``(r_hat, ess_bulk, ess_tail)`` of each parameter, each of shape
-    ``draws.shape[2:]`` (as :func:`rhat`, :func:`ess_bulk` and :func:`ess_tail`, in one pass
-    that ranks the draws once less)."""
+    """``(r_hat, ess_bulk, ess_tail)`` of each parameter (as :func:`rhat`, :func:`ess_bulk`
+    and :func:`ess_tail`, in one pass that ranks the draws once less).
+
+    Parameters
+    ----------
+    draws : array-like of shape (n_chains, n_draws, ...)
+        Chain-major draws; the trailing dimensions are the parameters'.
+
+    Returns
+    -------
+    r_hat, ess_bulk, ess_tail : ndarray of shape ``draws.shape[2:]``
+        NaN for a parameter with a NaN draw and for all with fewer than 4 draws; ``r_hat``
+        NaN with fewer than 2 chains.
+    """
     values = _batched(_all_three, draws, n_values=3)
     if np.shape(draws)[0] < 2:  # R-hat needs two chains
         values[:, 0] = np.nan
@@ -165,36 +176,98 @@ def convergence_statistics(draws):
 
 
 def rhat(draws):
-    """Rank-normalised split R-hat of each parameter: ndarray of shape ``draws.shape[2:]``
-    (NaN with fewer than 2 chains or 4 draws)."""
+    """Rank-normalised split R-hat of each parameter (NaN with fewer than 2 chains or 4
+    draws).
+
+    Parameters
+    ----------
+    draws : array-like of shape (n_chains, n_draws, ...)
+        Chain-major draws; the trailing dimensions are the parameters'.
+
+    Returns
+    -------
+    ndarray of shape ``draws.shape[2:]``
+    """
     if np.shape(draws)[0] < 2:
         return np.full(np.shape(draws)[2:], np.nan)
     return _batched(_rank_rhat, draws).reshape(np.shape(draws)[2:])
 
 
 def ess_bulk(draws):
-    """Bulk effective sample size of each parameter."""
+    """Bulk effective sample size of each parameter (NaN with fewer than 4 draws).
+
+    Parameters
+    ----------
+    draws : array-like of shape (n_chains, n_draws, ...)
+        Chain-major draws; the trailing dimensions are the parameters'.
+
+    Returns
+    -------
+    ndarray of shape ``draws.shape[2:]``
+    """
     return _batched(_bulk_ess, draws).reshape(np.shape(draws)[2:])
 
 
 def ess_tail(draws):
-    """Tail effective sample size (5% and 95% quantiles) of each parameter."""
+    """Tail effective sample size of each parameter: the smaller of the indicators' at its
+    5% and 95% quantiles (NaN with fewer than 4 draws).
+
+    Parameters
+    ----------
+    draws : array-like of shape (n_chains, n_draws, ...)
+        Chain-major draws; the trailing dimensions are the parameters'.
+
+    Returns
+    -------
+    ndarray of shape ``draws.shape[2:]``
+    """
     return _batched(_tail_ess, draws).reshape(np.shape(draws)[2:])
 
 
 def mcse_mean(draws):
-    """Monte Carlo standard error of each parameter's posterior mean."""
+    """Monte Carlo standard error of each parameter's posterior mean.
+
+    Parameters
+    ----------
+    draws : array-like of shape (n_chains, n_draws, ...)
+        Chain-major draws; the trailing dimensions are the parameters'.
+
+    Returns
+    -------
+    ndarray of shape ``draws.shape[2:]``
+    """
     return _per_parameter(_stats().mcse, draws, method="mean")
 
 
 def mcse_sd(draws):
-    """Monte Carlo standard error of each parameter's posterior standard deviation."""
+    """Monte Carlo standard error of each parameter's posterior standard deviation.
+
+    Parameters
+    ----------
+    draws : array-like of shape (n_chains, n_draws, ...)
+        Chain-major draws; the trailing dimensions are the parameters'.
+
+    Returns
+    -------
+    ndarray of shape ``draws.shape[2:]``
+    """
     return _per_parameter(_stats().mcse, draws, method="sd")
 
 
 def summarize(draws):
-    """``dict`` of ``mean``, ``sd``, ``mcse_mean``, ``mcse_sd``, ``ess_bulk``, ``ess_tail``,
-    ``r_hat``, each of shape ``draws.shape[2:]``."""
+    """Posterior mean and sd and the convergence diagnostics of each parameter.
+
+    Parameters
+    ----------
+    draws : array-like of shape (n_chains, n_draws, ...)
+        Chain-major draws; the trailing dimensions are the parameters'.
+
+    Returns
+    -------
+    dict
+        ``mean``, ``sd``, ``mcse_mean``, ``mcse_sd``, ``ess_bulk``, ``ess_tail``, ``r_hat``,
+        each an ndarray of shape ``draws.shape[2:]``.
+    """
     draws = np.asarray(draws, dtype=np.float64)
     r_hat, bulk, tail = convergence_statistics(draws)
     return {"mean": draws.mean(axis=(0, 1)), "sd": draws.std(axis=(0, 1)),

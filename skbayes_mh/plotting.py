@@ -89,6 +89,7 @@ def plot_minibatch_sizes(fits, *, bins=30, ax=None):
     bins : int, default=30
         Number of logarithmically spaced bins.
     ax : matplotlib Axes, default=None
+        The axes to draw on; None: new axes on a new figure.
 
     Returns
     -------
@@ -204,6 +205,7 @@ def plot_data_read(fits, X, y=None, *, reference_proba=None, draw_proba=None, ax
         For ``sample`` results: ``draw_proba(draws, X)`` returns the probability of class 1
         of every draw ``(n_draws, d)`` and row, ``(n_draws, n_rows)``.
     ax : matplotlib Axes, default=None
+        The axes to draw on; None: new axes on a new figure.
 
     Returns
     -------
@@ -259,6 +261,7 @@ def plot_bright_counts(fit, *, n_rows=None, ax=None):
         The data set's size: with it, the y-axis is the fraction of rows that are bright
         (a fitted estimator's ``bright_fraction_`` is its mean).
     ax : matplotlib Axes, default=None
+        The axes to draw on; None: new axes on a new figure.
 
     Returns
     -------
@@ -295,6 +298,8 @@ def plot_trace(fit, **kwargs):
     Parameters
     ----------
     fit : fitted estimator, Posterior or ArviZ data
+        Anything with a ``to_arviz()`` method is converted by it; anything else is passed
+        to ArviZ as it is.
     **kwargs
         Passed to ``arviz.plot_trace`` (e.g. ``var_names``).
 
@@ -312,6 +317,8 @@ def plot_rank(fit, **kwargs):
     Parameters
     ----------
     fit : fitted estimator, Posterior or ArviZ data
+        Anything with a ``to_arviz()`` method is converted by it; anything else is passed
+        to ArviZ as it is.
     **kwargs
         Passed to ``arviz.plot_rank`` (e.g. ``var_names``).
 

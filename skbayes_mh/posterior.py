@@ -59,7 +59,24 @@ class Posterior:
 
     def get(self, name, discard=0, thin=1, flat=False):
         """Draws of ``name`` after discarding ``discard`` per chain and keeping every
-        ``thin``-th; ``flat=True`` merges the chains into one leading axis."""
+        ``thin``-th.
+
+        Parameters
+        ----------
+        name : str
+            A posterior variable or a sample statistic.
+        discard : int, default=0
+            Draws left out at the start of each chain.
+        thin : int, default=1
+            Keep every ``thin``-th of the remaining draws.
+        flat : bool, default=False
+            Whether to merge the chains into one leading axis.
+
+        Returns
+        -------
+        ndarray of shape (n_chains, n_kept, *shape) or (n_chains * n_kept, *shape)
+            ``n_kept`` draws per chain, chain by chain when ``flat``.
+        """
         values = self[name][:, discard::thin]
         return values.reshape(-1, *values.shape[2:]) if flat else values
 
@@ -176,7 +193,22 @@ class Posterior:
 
 
 def check_quantiles(quantiles):
-    """``quantiles`` as a 1-D float array, each in (0, 1) (a ValueError otherwise)."""
+    """``quantiles`` as a 1-D float array, each in (0, 1).
+
+    Parameters
+    ----------
+    quantiles : float or sequence of float
+        Probabilities, each in (0, 1); at least one.
+
+    Returns
+    -------
+    ndarray of shape (n_quantiles,)
+
+    Raises
+    ------
+    ValueError
+        If ``quantiles`` is empty, not 1-D, or holds a value outside (0, 1).
+    """
     values = np.atleast_1d(np.asarray(quantiles, dtype=np.float64))
     if values.ndim != 1 or values.size == 0 or not np.all((values > 0) & (values < 1)):
         raise ValueError(f"quantiles must be numbers in (0, 1); got {quantiles!r}.")
@@ -228,7 +260,8 @@ class PosteriorSummary:
         The parameters' labels, one per row.
     columns : list of str
         The statistics, one per column.
-    values : ndarray of shape (n_parameters, n_columns)
+    values : array-like of shape (n_parameters, n_columns)
+        The statistics of each parameter (any array of as many values is reshaped).
 
     Examples
     --------

@@ -30,6 +30,17 @@ def resolve_acceptance(acceptance):
     """Turn ``acceptance`` (a registry name or an :class:`AcceptanceTest`) into a validated
     fresh object; an object is cloned, never modified.
 
+    Parameters
+    ----------
+    acceptance : str or AcceptanceTest
+        A name of :data:`ACCEPTANCE_TESTS` or an acceptance test object.
+
+    Returns
+    -------
+    AcceptanceTest
+        A validated object: a new one with default parameters for a name, a clone for
+        an object.
+
     Raises
     ------
     ValueError

@@ -71,12 +71,29 @@ class AcceptanceTest(StoredParameters, BaseEstimator):
 
     def uses_control_variates(self, target):
         """Whether this test reads residuals against Taylor proxies (control variates) on
-        ``target`` (a :class:`skbayes_mh.sampling.Target`).
+        ``target``.
 
         A subsampling test's ``control_variates`` parameter decides: ``"auto"`` uses them
         when :meth:`_control_variates_missing` finds nothing missing, True requires them
         (a ValueError says what is missing), False never uses them. Full-data tests never
         do.
+
+        Parameters
+        ----------
+        target : skbayes_mh.sampling.Target
+            The posterior the test runs on: its ``has_gradient`` and ``has_hessian`` (and
+            for :class:`~skbayes_mh.acceptance.ConfidenceSampler` its
+            ``bounds_residual_range``) say whether it supports control variates.
+
+        Returns
+        -------
+        bool
+            Whether control variates are used.
+
+        Raises
+        ------
+        ValueError
+            If ``control_variates=True`` and ``target`` lacks what they need.
         """
         setting = getattr(self, "control_variates", False) if self.subsampling else False
         missing = self._control_variates_missing(target) if setting else None
@@ -111,8 +128,19 @@ class AcceptanceTest(StoredParameters, BaseEstimator):
 
     def design_error(self, moves):
         """The per-test error in acceptance probability that the test's own analysis gives
-        at a fit's ``moves`` (pairs of states, with ``deltas`` and ``spreads``: their
-        full-data log acceptance ratios and the sds of their per-row log ratios): by
-        default :meth:`stated_error`, 0 where it states none."""
+        at a fit's ``moves``: by default :meth:`stated_error`, 0 where it states none.
+
+        Parameters
+        ----------
+        moves : Moves or empty sequence
+            Pairs of consecutive states of a fit's chains (``skbayes_mh._core.fit.Moves``),
+            with ``deltas`` and ``spreads`` (their full-data log acceptance ratios and the
+            sds of their per-row log ratios) and ``n_data``; an empty sequence when the fit
+            measured none. Unused here.
+
+        Returns
+        -------
+        float
+        """
         error = self.stated_error()
         return float(error) if np.isfinite(error) else 0.0

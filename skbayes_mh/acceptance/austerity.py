@@ -172,7 +172,17 @@ class Austerity(AcceptanceTest):
     def design_error(self, moves):
         """The mean absolute :meth:`acceptance_error` at up to
         :data:`DESIGN_ERROR_MOVES` of ``moves`` (their log ratios and spreads; 0 for
-        none)."""
+        none).
+
+        Parameters
+        ----------
+        moves : Moves or empty sequence
+            Pairs of states with ``deltas``, ``spreads`` and ``n_data``.
+
+        Returns
+        -------
+        float
+        """
         if not len(moves):
             return 0.0
         deltas, spreads = moves.deltas, moves.spreads
@@ -184,7 +194,17 @@ class Austerity(AcceptanceTest):
 
     def stated_error(self, n_data=None):
         """The worst-case error for ``n_data`` rows (:meth:`worst_case_error`); without
-        ``n_data``, ``epsilon``, the level of each stage."""
+        ``n_data``, ``epsilon``, the level of each stage.
+
+        Parameters
+        ----------
+        n_data : int or None, default=None
+            Rows in the data set, N.
+
+        Returns
+        -------
+        float
+        """
         if n_data is None:
             return float(self.epsilon)
         return self.worst_case_error(n_data)
@@ -202,12 +222,12 @@ class Austerity(AcceptanceTest):
             Rows in the data set, N.
         max_error : float, default=0.01
             Largest allowed :meth:`worst_case_error`.
-        batch_sizes : array-like of int, optional
-            Candidates; default ``N / 200 .. N / 5`` on a geometric grid (at least 2).
-        epsilons : array-like of float, optional
-            Candidates; default ``1e-4 .. 0.2`` on a geometric grid.
-        effects : array-like of float, optional
-            Standardised effects ``z`` over which the expected rows are averaged; default 41
+        batch_sizes : array-like of int or None, default=None
+            Candidates; None: ``N / 200 .. N / 5`` on a geometric grid (at least 2).
+        epsilons : array-like of float or None, default=None
+            Candidates; None: ``1e-4 .. 0.2`` on a geometric grid.
+        effects : array-like of float or None, default=None
+            Standardised effects ``z`` over which the expected rows are averaged; None: 41
             points evenly in [0, 10] (the cost is symmetric in ``z``).
 
         Returns

@@ -96,11 +96,14 @@ class CorrectionDistribution:
         Parameters
         ----------
         n : int
-        random_state : int, RandomState instance or None
+            Number of values.
+        random_state : int, RandomState instance or None, default=None
+            Seed or generator of the draws.
 
         Returns
         -------
         ndarray of shape (n,)
+            Independent draws from ``support`` with probabilities ``weights``.
         """
         rng = check_random_state(random_state)
         return rng.choice(self.support, size=n, p=self.weights)

@@ -92,6 +92,16 @@ class MinibatchBarker(AcceptanceTest):
     normal_mean = True
 
     def design_error(self, moves):
-        """:meth:`stated_error`, or without ``delta`` the correction's sup-error."""
+        """:meth:`stated_error`, or without ``delta`` the correction's sup-error.
+
+        Parameters
+        ----------
+        moves : Moves or empty sequence
+            Pairs of states of a fit's chains; unused.
+
+        Returns
+        -------
+        float
+        """
         error = self.stated_error()
         return float(error) if np.isfinite(error) else float(self.correction.sup_error)

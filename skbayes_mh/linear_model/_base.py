@@ -421,7 +421,10 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_rows, n_features)
+            The rows.
         y : array-like of shape (n_rows,)
+            Their outcomes: class labels seen in ``fit`` for a classifier, values for a
+            regressor.
 
         Returns
         -------
@@ -441,7 +444,9 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_rows, n_features)
+            The rows.
         random_state : int, RandomState instance or None, default=None
+            Seeds the simulation.
 
         Returns
         -------
@@ -633,20 +638,44 @@ class PredictiveClassifierMixin:
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The rows to predict.
 
         Returns
         -------
-        ndarray of shape (n_samples, n_classes), columns in ``classes_`` order.
+        ndarray of shape (n_samples, n_classes)
+            Columns in ``classes_`` order.
         """
         return self._predictive(X, self._probabilities)
 
     def predict_log_proba(self, X):
-        """Log of :meth:`predict_proba`."""
+        """Log of :meth:`predict_proba` (``-inf`` where a probability is 0).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The rows to predict.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Columns in ``classes_`` order.
+        """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
     def predict(self, X):
-        """The class with the largest posterior-predictive probability."""
+        """The class with the largest posterior-predictive probability.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The rows to predict.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Labels from ``classes_``.
+        """
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
 
@@ -657,11 +686,12 @@ class PredictiveClassifierMixin:
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The rows to predict.
 
         Returns
         -------
-        ndarray of shape (n_chains, n_draws, n_samples, n_classes), columns in
-        ``classes_`` order.
+        ndarray of shape (n_chains, n_draws, n_samples, n_classes)
+            Columns in ``classes_`` order.
         """
         _, eta = self._eta_draws(X)
         return self._per_draw(self._probabilities(eta))
@@ -678,6 +708,7 @@ class PredictiveRegressorMixin:
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The rows to predict.
         return_std : bool, default=False
             Also return the posterior-predictive standard deviation of a new outcome:
             ``sqrt(E[noise variance] + Var[mean])`` over the draws (the family's noise plus
@@ -707,6 +738,7 @@ class PredictiveRegressorMixin:
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The rows to predict.
         quantiles : array-like of shape (n_quantiles,), default=(0.05, 0.5, 0.95)
             Each in (0, 1).
 

@@ -131,7 +131,7 @@ X : {{array-like, sparse matrix}} of shape (n_samples, n_features)
     converted to CSR), whose rows the kernels read by their stored values.
 y : array-like of shape (n_samples,)
     {y_description}
-sample_weight : array-like of shape (n_samples,) or None
+sample_weight : array-like of shape (n_samples,), default=None
     Each row's log-likelihood is multiplied by its weight (non-negative; an integer
     weight counts the row that many times), in every acceptance test, in Firefly's
     bounds (where the family has them) and in the autoscaled priors' means and sds.

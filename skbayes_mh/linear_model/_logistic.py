@@ -46,8 +46,9 @@ class MinibatchMHLogisticRegression(ClassifierMixin, PredictiveClassifierMixin,
         (cloned in ``fit``).
     {proposal_parameters}
     prior_scale : float, default=1.0
-        Standard deviation of the Gaussian prior on each weight (per feature sd, with
-        ``autoscale``).
+        Standard deviation of the Gaussian prior on each weight: ``prior_scale /
+        spread(x_j)`` on weight ``j`` with ``autoscale`` (the feature's sd, or a rare
+        feature's wider reach; see ``autoscale``), ``prior_scale`` itself without.
     {autoscale_parameters}
     intercept_prior_scale : float, default=10.0
         Standard deviation of the intercept's Gaussian prior (wide by default).
@@ -123,9 +124,16 @@ class MinibatchMHLogisticRegression(ClassifierMixin, PredictiveClassifierMixin,
     def decision_function(self, X):
         """Log-odds of the posterior-predictive probability of ``classes_[1]``.
 
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The rows to score.
+
         Returns
         -------
         ndarray of shape (n_samples,)
+            Positive where ``classes_[1]`` is predicted (the probability is clipped to
+            ``[1e-300, 1 - 1e-16]`` first, so the values are finite).
         """
         positive = np.clip(self.predict_proba(X)[:, 1], 1e-300, 1 - 1e-16)
         return logit(positive)
@@ -140,6 +148,7 @@ class MinibatchMHLogisticRegression(ClassifierMixin, PredictiveClassifierMixin,
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_rows, n_features)
+            The rows on which the risk is measured.
         reference_proba : array-like of shape (n_rows,) or (n_rows, 2)
             Reference probabilities of ``classes_[1]`` (e.g. from a long exact run).
 

@@ -20,8 +20,9 @@ class NegativeBinomialRegression(RegressorMixin, PredictiveRegressorMixin, Linea
     mu^2`` (Poisson as ``alpha -> 0``), with posterior samples of ``w``, ``b`` and ``alpha``
     from Metropolis-Hastings chains whose acceptance test may read only minibatches.
 
-    Priors: ``w_j`` Gaussian (standard deviation ``prior_scale``, per sd of the feature
-    with ``autoscale``) or Laplace, ``b`` the same family with ``intercept_prior_scale``
+    Priors: ``w_j`` Gaussian (standard deviation ``prior_scale / spread(x_j)`` with
+    ``autoscale``, ``spread`` as described there; ``prior_scale`` without) or Laplace (the
+    same scale), ``b`` the same family with ``intercept_prior_scale``
     (on the intercept at the features' means with ``autoscale``), and ``alpha ~
     Exponential(mean=dispersion_prior_scale)``, sampled as ``log alpha``. In SciPy's terms
     each count is ``nbinom(n=1/alpha, p=1/(1 + alpha mu))``. Firefly is not available (the

@@ -19,8 +19,11 @@ class MinibatchMHPoissonRegression(RegressorMixin, PredictiveRegressorMixin,
     Metropolis-Hastings chains whose acceptance test may read only minibatches:
     ``y ~ Poisson(exp(x @ w + b))``.
 
-    Priors: ``w_j`` Gaussian (standard deviation ``prior_scale``) or Laplace (scale
-    ``prior_scale``), ``b`` the same family with ``intercept_prior_scale``. Firefly is not
+    Priors: ``w_j`` Gaussian (standard deviation ``prior_scale / spread(x_j)``;
+    ``spread``: see ``autoscale``) or Laplace (the same scale), and the intercept at the
+    features' means, ``b + mean(x) . w``, the same family with ``intercept_prior_scale``
+    (with ``autoscale=False``: scale ``prior_scale`` on ``w_j`` and
+    ``intercept_prior_scale`` on ``b``). Firefly is not
     available: the Poisson log-likelihood has no global quadratic lower bound (the
     exponential outgrows every quadratic), so ``acceptance="firefly"`` is refused with an
     error.
@@ -30,15 +33,20 @@ class MinibatchMHPoissonRegression(RegressorMixin, PredictiveRegressorMixin,
     acceptance : str or AcceptanceTest, default="auto"
         ``"auto"``: the exact ``"metropolis"`` test on all rows when the data have at most
         5,000 rows or fewer than 100 rows per parameter, the minibatch Barker test with
-        control variates (``"minibatch"``) otherwise (the choice is kept in ``acceptance_``; docs/choosing.md has the measurements).
+        control variates (``"minibatch"``) otherwise (the choice is kept in ``acceptance_``;
+        docs/choosing.md has the measurements).
         Or ``"barker"``, ``"austerity"``, ``"confidence"`` (with control variates only: the
         log-likelihood has no global Lipschitz constant) or an object from
         :mod:`skbayes_mh.acceptance`; not ``"firefly"``.
     {proposal_parameters}
     prior : {"gaussian", "laplace"}, default="gaussian"
+        The family of the weights' and the intercept's priors.
     prior_scale : float, default=1.0
+        Scale of each weight's prior (Gaussian standard deviation, Laplace scale), per
+        spread of the feature with ``autoscale``.
     {autoscale_parameters}
     intercept_prior_scale : float, default=10.0
+        Scale of the intercept's prior (wide by default).
     {sampling_parameters}
 
     Attributes

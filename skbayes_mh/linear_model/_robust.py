@@ -1,4 +1,5 @@
-"""Bayesian Student-t linear regression, sampled exactly by Firefly Monte Carlo by default."""
+"""Bayesian Student-t linear regression, sampled with pluggable acceptance tests, Firefly Monte
+Carlo among them."""
 import numbers
 
 import numpy as np
@@ -18,8 +19,10 @@ _PRIORS = {"gaussian": GAUSSIAN, "laplace": LAPLACE}
 @shared_docstring
 class RobustTRegression(RegressorMixin, PredictiveRegressorMixin, LinearMHEstimator):
     """Bayesian linear regression with Student-t noise: heavy tails, so that outliers do not
-    drag the fit, and posterior samples from Firefly Monte Carlo, which queries only the
-    "bright" data points at each iteration.
+    drag the fit. It samples with the test ``acceptance="auto"`` picks (exact on small
+    data, the minibatch test with control variates on tall data) or with Firefly Monte
+    Carlo (``acceptance="firefly"``: exact, and each iteration queries only the "bright"
+    data points).
 
     Model: ``y = x . w + b + s * t_nu``, with ``w_j ~ Laplace(0, prior_scale sd(y) /
     spread(x_j))`` (``spread``: see ``autoscale``; or Gaussian; ``Laplace(0, prior_scale)``
@@ -148,8 +151,11 @@ class RobustTRegression(RegressorMixin, PredictiveRegressorMixin, LinearMHEstima
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples_X, n_features)
+            The rows.
         n_samples : int, default=1
+            Draws per row (the same stored draw of ``(w, b, s)`` for every row).
         random_state : int, RandomState instance or None, default=None
+            Seeds the choice of stored draws and the noise.
 
         Returns
         -------

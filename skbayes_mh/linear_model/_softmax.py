@@ -13,12 +13,17 @@ from ._base import LinearMHEstimator, PredictiveClassifierMixin
 @shared_docstring
 class FireflySoftmaxClassifier(ClassifierMixin, PredictiveClassifierMixin,
                                LinearMHEstimator):
-    """Bayesian multiclass softmax regression: exact posterior samples from Firefly Monte
-    Carlo, which queries only the "bright" data points at each iteration.
+    """Bayesian multiclass softmax regression, sampled with the test ``acceptance="auto"``
+    picks (exact on small data, the minibatch test with control variates on tall data) or
+    with Firefly Monte Carlo (``acceptance="firefly"``: exact, and each iteration queries
+    only the "bright" data points).
 
     Model: ``p(y = k | x) = exp(x . w_k + b_k) / sum_j exp(x . w_j + b_j)`` for the ``K``
-    classes, ``w_kj ~ N(0, prior_scale^2)``, ``b_k ~ N(0, intercept_prior_scale^2)``. The
-    target is the tempered posterior. Firefly bounds the log-sum-exp with a quadratic of
+    classes, ``w_kj ~ N(0, (prior_scale / spread(x_j))^2)`` (``spread``: see
+    ``autoscale``) and ``b_k + mean(x) . w_k ~ N(0, intercept_prior_scale^2)`` (with
+    ``autoscale=False``: ``w_kj ~ N(0, prior_scale^2)``, ``b_k ~ N(0,
+    intercept_prior_scale^2)``). The target is the tempered posterior. With
+    ``acceptance="firefly"``, Firefly bounds the log-sum-exp with a quadratic of
     per-point curvature (Jebara-Choromanska; ``Firefly(softmax_bound="bohning")`` for
     Bohning's fixed one), tight at the MAP by default. Chains start at draws of the Laplace
     approximation at the MAP and run in parallel through joblib. Two classes are handled
@@ -38,13 +43,17 @@ class FireflySoftmaxClassifier(ClassifierMixin, PredictiveClassifierMixin,
     acceptance : str or AcceptanceTest, default="auto"
         ``"auto"``: the exact ``"metropolis"`` test on all rows when the data have at most
         5,000 rows or fewer than 100 rows per parameter, the minibatch Barker test with
-        control variates (``"minibatch"``) otherwise (the choice is kept in ``acceptance_``; docs/choosing.md has the measurements).
+        control variates (``"minibatch"``) otherwise (the choice is kept in ``acceptance_``;
+        docs/choosing.md has the measurements).
         Or ``"firefly"`` (or a :class:`~skbayes_mh.acceptance.Firefly` object: bound,
         brightness resampling, softmax bound), ``"barker"``, ``"austerity"``, ...
     {proposal_parameters}
     prior_scale : float, default=1.0
+        Standard deviation of the Gaussian prior on each weight (per spread of the feature
+        with ``autoscale``).
     {autoscale_parameters}
     intercept_prior_scale : float, default=10.0
+        Standard deviation of each class's intercept's Gaussian prior (wide by default).
     {sampling_parameters}
 
     Attributes

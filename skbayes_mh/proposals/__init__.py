@@ -26,6 +26,18 @@ def resolve_proposal(proposal):
     """Turn ``proposal`` (a registry name or a :class:`Proposal`) into a validated fresh
     object; an object is cloned, never modified.
 
+    Parameters
+    ----------
+    proposal : str or Proposal
+        A name of :data:`PROPOSALS` or a proposal object. ``"auto"`` is resolved by the
+        caller, not here.
+
+    Returns
+    -------
+    Proposal
+        A validated object: a new one with default parameters for a name, a clone for
+        an object.
+
     Raises
     ------
     ValueError

@@ -50,17 +50,46 @@ class Proposal(BaseEstimator):
         return self
 
     def target_acceptance_rate(self, barker):
-        """The acceptance rate the step is tuned toward in warm-up (NaN: not tuned by rate);
-        ``barker`` says whether the test accepts with Barker's function rather than
-        Metropolis'."""
+        """The acceptance rate the step is tuned toward in warm-up (NaN: not tuned by
+        rate).
+
+        Parameters
+        ----------
+        barker : bool
+            Whether the test accepts with Barker's function rather than Metropolis'.
+
+        Returns
+        -------
+        float
+        """
         return float("nan")
 
     def initial_scale(self, n_params):
-        """The scale relative to the proposal shape before any tuning."""
+        """The scale relative to the proposal shape before any tuning: 1 by default.
+
+        Parameters
+        ----------
+        n_params : int
+            Dimension of the parameter vector, d.
+
+        Returns
+        -------
+        float
+        """
         return 1.0
 
     def kernel_parameter(self, barker=False):
         """The kernel's one extra number (``specs.Proposal.parameter``) under a test with
-        Barker's acceptance (``barker``) or Metropolis': pCN's reference degrees of freedom
-        (0: Gaussian), HMC's mean path length; 0 otherwise."""
+        Barker's acceptance or Metropolis': pCN's reference degrees of freedom (0:
+        Gaussian), HMC's mean path length; 0 otherwise.
+
+        Parameters
+        ----------
+        barker : bool, default=False
+            Whether the test accepts with Barker's function rather than Metropolis'.
+
+        Returns
+        -------
+        float
+        """
         return 0.0

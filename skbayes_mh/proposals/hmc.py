@@ -59,14 +59,46 @@ class HMC(Proposal):
     def target_acceptance_rate(self, barker):
         """0.7 under Metropolis acceptance (0.65 is optimal for long paths on Gaussian
         targets, Beskos et al. 2013; a little above it is more robust), 0.35 under
-        Barker's, whose acceptance is at most one half near ``Delta = 0``."""
+        Barker's, whose acceptance is at most one half near ``Delta = 0``.
+
+        Parameters
+        ----------
+        barker : bool
+            Whether the test accepts with Barker's function rather than Metropolis'.
+
+        Returns
+        -------
+        float
+        """
         return 0.35 if barker else 0.7
 
     def initial_scale(self, n_params):
-        """A leapfrog step of ``d^(-1/4)`` (the optimal step shrinks as ``d^(-1/4)``)."""
+        """A leapfrog step of ``d^(-1/4)`` (the optimal step shrinks as ``d^(-1/4)``).
+
+        Parameters
+        ----------
+        n_params : int
+            Dimension of the parameter vector, d.
+
+        Returns
+        -------
+        float
+        """
         return n_params ** (-0.25)
 
     def kernel_parameter(self, barker=False):
+        """The mean path length: ``path_length``, or for ``"auto"`` ``pi / 2`` under
+        Metropolis' acceptance and ``3 pi / 8`` under Barker's.
+
+        Parameters
+        ----------
+        barker : bool, default=False
+            Whether the test accepts with Barker's function rather than Metropolis'.
+
+        Returns
+        -------
+        float
+        """
         if self.path_length == "auto":
             return 3 * math.pi / 8 if barker else math.pi / 2
         return float(self.path_length)

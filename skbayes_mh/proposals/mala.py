@@ -30,9 +30,29 @@ class MALA(Proposal):
 
     def target_acceptance_rate(self, barker):
         """0.574, optimal for a Gaussian target (Roberts and Rosenthal 1998); scaled as the
-        random walk's is under Barker's acceptance."""
+        random walk's is under Barker's acceptance.
+
+        Parameters
+        ----------
+        barker : bool
+            Whether the test accepts with Barker's function rather than Metropolis'.
+
+        Returns
+        -------
+        float
+        """
         return 0.574 * (0.158 / 0.234) if barker else 0.574
 
     def initial_scale(self, n_params):
-        """``1.65 d^(-1/6)``, optimal for a Gaussian target of the proposal's shape."""
+        """``1.65 d^(-1/6)``, optimal for a Gaussian target of the proposal's shape.
+
+        Parameters
+        ----------
+        n_params : int
+            Dimension of the parameter vector, d.
+
+        Returns
+        -------
+        float
+        """
         return 1.65 * n_params ** (-1.0 / 6.0)

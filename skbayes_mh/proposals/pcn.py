@@ -50,12 +50,43 @@ class PCN(Proposal):
 
     def target_acceptance_rate(self, barker):
         """0.5 under Metropolis acceptance, 0.35 under Barker's: the share ``s`` is lowered
-        only when bolder proposals are rejected too often (and it never exceeds 1)."""
+        only when bolder proposals are rejected too often (and it never exceeds 1).
+
+        Parameters
+        ----------
+        barker : bool
+            Whether the test accepts with Barker's function rather than Metropolis'.
+
+        Returns
+        -------
+        float
+        """
         return 0.35 if barker else 0.5
 
     def initial_scale(self, n_params):
-        """An innovation share of one half."""
+        """An innovation share of one half, whatever the dimension.
+
+        Parameters
+        ----------
+        n_params : int
+            Dimension of the parameter vector, d.
+
+        Returns
+        -------
+        float
+        """
         return 0.5
 
     def kernel_parameter(self, barker=False):
+        """The reference's degrees of freedom: ``df``, or 0 for the Gaussian reference.
+
+        Parameters
+        ----------
+        barker : bool, default=False
+            Whether the test accepts with Barker's function rather than Metropolis'; unused.
+
+        Returns
+        -------
+        float
+        """
         return 0.0 if self.df is None else float(self.df)

@@ -33,9 +33,29 @@ class RandomWalk(Proposal):
 
     def target_acceptance_rate(self, barker):
         """0.234 under Metropolis acceptance (Roberts, Gelman and Gilks 1997); 0.158 under
-        Barker's (Agrawal, Vats, Latuszynski and Roberts 2023)."""
+        Barker's (Agrawal, Vats, Latuszynski and Roberts 2023).
+
+        Parameters
+        ----------
+        barker : bool
+            Whether the test accepts with Barker's function rather than Metropolis'.
+
+        Returns
+        -------
+        float
+        """
         return 0.158 if barker else 0.234
 
     def initial_scale(self, n_params):
-        """``2.38 / sqrt(d)``, optimal for a Gaussian target of the proposal's shape."""
+        """``2.38 / sqrt(d)``, optimal for a Gaussian target of the proposal's shape.
+
+        Parameters
+        ----------
+        n_params : int
+            Dimension of the parameter vector, d.
+
+        Returns
+        -------
+        float
+        """
         return 2.38 / np.sqrt(n_params)

@@ -29,5 +29,15 @@ class Slice(Proposal):
     _parameter_constraints = {}
 
     def initial_scale(self, n_params):
-        """A bracket of two shape units along the direction."""
+        """A bracket of two shape units along the direction, whatever the dimension.
+
+        Parameters
+        ----------
+        n_params : int
+            Dimension of the parameter vector, d.
+
+        Returns
+        -------
+        float
+        """
         return 2.0

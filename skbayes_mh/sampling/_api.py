@@ -32,7 +32,9 @@ PRIOR_DIFFERENCE_STEP = 1e-4
 class SampleResult:
     """What :func:`sample` returns.
 
-    Attributes
+    The parameters are also its attributes, under the same names.
+
+    Parameters
     ----------
     draws : ndarray of shape (n_draws, d)
         The chain after warm-up, one row per iteration.
@@ -47,12 +49,13 @@ class SampleResult:
     acceptance : AcceptanceTest
         The test that was used (a validated copy).
     step_size : ndarray of shape (d,)
-        Per-coordinate proposal standard deviation.
+        :func:`sample`'s ``step_size``, per coordinate: the proposal's standard deviation
+        (the innovation share for ``"pcn"``, the initial bracket width for ``"slice"``).
     temperature : float or tuple of (int, float)
-        As given: a number, or a schedule's ``(iteration, temperature)`` pairs.
+        The number given, or the schedule's ``(iteration, temperature)`` pairs.
     n_data : int
         Rows of ``data``.
-    seconds : float
+    seconds : float, default=nan
         Wall time of the kept iterations (warm-up excluded).
     """
 
@@ -161,7 +164,8 @@ def _log_prior_derivatives(log_prior, theta, order):
                 other = np.zeros(d)
                 other[b] = step[b]
                 hessian[a, b] = hessian[b, a] = (
-                    float(log_prior(theta + shift + other)) - float(log_prior(theta + shift - other))
+                    float(log_prior(theta + shift + other))
+                    - float(log_prior(theta + shift - other))
                     - float(log_prior(theta - shift + other))
                     + float(log_prior(theta - shift - other))) / (4.0 * step[a] * step[b])
     return value, gradient, hessian
@@ -341,10 +345,15 @@ def acceptance_probability(loglik, data, theta, theta_prop, *, acceptance, log_p
 
     Parameters
     ----------
-    loglik, data : as in :func:`sample`.
+    loglik : numba.njit function ``loglik(theta, data, i) -> float``
+        Row ``i``'s log-likelihood, as in :func:`sample`.
+    data : array-like or sparse matrix of shape (N, p)
+        The data, one datum per row, as in :func:`sample`.
     theta, theta_prop : array-like of shape (d,)
         Current state and proposal.
     acceptance : str or AcceptanceTest
+        The test: a name of :mod:`skbayes_mh.acceptance` other than ``"firefly"``, or an
+        object from it.
     log_psi : float, default=0.0
         Log prior ratio plus log proposal ratio, added to the tempered log-likelihood ratio.
     gradient, hessian : numba.njit functions or None, default=None
@@ -353,8 +362,11 @@ def acceptance_probability(loglik, data, theta, theta_prop, *, acceptance, log_p
     center : array-like of shape (d,) or None, default=None
         The proxies' centre (in :func:`sample`, the MAP); None: ``theta``.
     temperature : float, default=1.0
+        ``K >= 1e-100``: every log-likelihood ratio is scaled by ``1/K``.
     n_trials : int, default=10000
-    random_state : int, RandomState instance or None
+        Times the test is run.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the trials' generator.
 
     Returns
     -------
