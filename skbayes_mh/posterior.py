@@ -74,8 +74,9 @@ class Posterior:
 
         Returns
         -------
-        ndarray of shape (n_chains, n_kept, *shape) or (n_chains * n_kept, *shape)
-            ``n_kept`` draws per chain, chain by chain when ``flat``.
+        ndarray
+            Of shape ``(n_chains, n_kept, *shape)``, or ``(n_chains * n_kept, *shape)``
+            chain by chain when ``flat``; ``n_kept`` draws per chain.
         """
         values = self[name][:, discard::thin]
         return values.reshape(-1, *values.shape[2:]) if flat else values
