@@ -1,0 +1,70 @@
+"""The numbers the pages and docstrings quote for the ``"auto"`` rules are the code's.
+
+Each documented place that states a rule's constant is checked against the constant itself,
+so that changing a rule without its documentation (or the other way round) fails here. The
+pages are read from the checkout; an installed copy without them skips those checks.
+"""
+from pathlib import Path
+
+import pytest
+
+from skbayes_mh._core.auto import (AUTO_EXACT_MAX_ROWS, AUTO_FULL_DATA_ESS_PER_CHAIN,
+                                   AUTO_FULL_DATA_WORK, AUTO_MAX_THIN, AUTO_MIN_ROWS_PER_PARAM)
+from skbayes_mh._core.convergence import MAX_RHAT, MIN_ESS_PER_CHAIN
+from skbayes_mh.linear_model._docs import SAMPLING_PARAMETERS
+from skbayes_mh.sampling import AutoThin
+
+ROOT = Path(__file__).resolve().parents[2]
+WORDS = {2: "two", 3: "three", 4: "four", 5: "five"}
+
+
+def page(name):
+    path = ROOT / name
+    if not path.is_file():
+        pytest.skip(f"{name} is not beside the package (an installed copy)")
+    return " ".join(path.read_text().split())  # line breaks as spaces
+
+
+def rule_row(starts):
+    rows = [line for line in (ROOT / "docs" / "choosing.md").read_text().splitlines()
+            if line.startswith(starts)]
+    assert len(rows) == 1, f"choosing.md: no single rule row starting {starts!r}"
+    return rows[0]
+
+
+def test_choosing_rule_table_quotes_the_auto_constants():
+    page("docs/choosing.md")
+    exact = rule_row(f"| up to {AUTO_EXACT_MAX_ROWS:,} rows, or fewer than "
+                           f"{AUTO_MIN_ROWS_PER_PARAM} rows per parameter |")
+    assert f"at most {AUTO_MAX_THIN}" in exact
+    assert f"at most {AUTO_FULL_DATA_WORK:,} / (rows x parameters)" in exact
+    assert f"a bulk ESS of {AUTO_FULL_DATA_ESS_PER_CHAIN} a chain" in exact
+    tall = rule_row(f"| above {AUTO_EXACT_MAX_ROWS:,} rows and at least "
+                          f"{AUTO_MIN_ROWS_PER_PARAM} rows per parameter |")
+    assert f"at most {AUTO_MAX_THIN}" in tall
+
+
+def test_readme_states_the_acceptance_rule_and_the_convergence_check():
+    text = page("README.md")
+    assert (f"up to {AUTO_EXACT_MAX_ROWS:,} rows (or with fewer than "
+            f"{AUTO_MIN_ROWS_PER_PARAM} rows per parameter)") in text
+    assert f"R-hat > {MAX_RHAT}" in text
+    assert f"below {MIN_ESS_PER_CHAIN} per chain" in text
+
+
+def test_estimator_docstrings_quote_the_thinning_rule():
+    text = " ".join(SAMPLING_PARAMETERS.split())
+    assert f"at most {AUTO_MAX_THIN} (kept in ``thin_``)" in text
+    assert f"at most {AUTO_FULL_DATA_WORK:,} rows x parameters x thin per draw" in text
+    assert f"a bulk ESS of {AUTO_FULL_DATA_ESS_PER_CHAIN} a chain" in text
+    assert f"at most {WORDS[int(AutoThin.TAU_MEDIAN_REACH)]} times the median" in text
+
+
+def test_every_estimators_acceptance_entry_quotes_the_rule():
+    from skbayes_mh.linear_model._base import ESTIMATORS
+
+    assert len(ESTIMATORS) >= 5
+    for name, estimator in ESTIMATORS.items():
+        text = " ".join(estimator.__doc__.split())
+        assert (f"the data have at most {AUTO_EXACT_MAX_ROWS:,} rows or fewer than "
+                f"{AUTO_MIN_ROWS_PER_PARAM} rows per parameter") in text, name
