@@ -9,6 +9,7 @@ from sklearn.exceptions import ConvergenceWarning, EfficiencyWarning
 from sklearn.utils import Bunch
 
 from .. import diagnostics
+from ..posterior import _parameter_labels
 
 #: A fit warns when some parameter's rank-normalised split R-hat exceeds this ...
 MAX_RHAT = 1.01
@@ -74,14 +75,16 @@ def warn_unvisited_modes(modes, n_chains, name, stacklevel=5):
         ConvergenceWarning, stacklevel=stacklevel)
 
 
-def diagnose(posterior, name, stacklevel, levels=None, test_error=None):
+def diagnose(posterior, name, stacklevel, levels=None, test_error=None, coords=None):
     """R-hat, bulk and tail ESS of every variable of ``posterior`` (a
     :class:`~skbayes_mh.posterior.Posterior`), with a :class:`ConvergenceWarning` naming
     the worst parameter (and any chain that never moved) when the chains do not meet
     :data:`MAX_RHAT` and :data:`MIN_ESS_PER_CHAIN`; with ``levels`` (the log posterior at
     evenly spaced draws of each chain, ``(n_chains, n_evaluated)``) also
     :func:`check_chain_levels`, and with ``test_error`` (an approximate test's estimated
-    error, a Bunch) :func:`check_test_error`.
+    error, a Bunch) :func:`check_test_error`. ``coords`` labels the parameters in the
+    warning as :meth:`~skbayes_mh.posterior.Posterior.summary` does (``coef[mean radius]``);
+    without, they are numbered.
 
     Returns
     -------
@@ -96,8 +99,8 @@ def diagnose(posterior, name, stacklevel, levels=None, test_error=None):
             warnings.simplefilter("ignore", RuntimeWarning)
             (found["r_hat"][variable], found["ess_bulk"][variable],
              found["ess_tail"][variable]) = diagnostics.convergence_statistics(draws)
-    rhat, rhat_name = _worst(posterior, found["r_hat"], largest=True)
-    ess, ess_name = _worst(posterior, found["ess_bulk"], largest=False)
+    rhat, rhat_name = _worst(posterior, found["r_hat"], largest=True, coords=coords)
+    ess, ess_name = _worst(posterior, found["ess_bulk"], largest=False, coords=coords)
     wanted_ess = MIN_ESS_PER_CHAIN * posterior.n_chains
     stuck = [chain for chain in range(posterior.n_chains) if posterior.n_draws > 1
              and all(np.ptp(draws[chain], axis=0).max(initial=0.0) == 0
@@ -201,11 +204,12 @@ def check_test_error(found, name, stacklevel):
     return found
 
 
-def _worst(posterior, statistic, largest):
-    """(value, "name[index]") of the largest (or smallest) value of ``statistic`` (by
-    variable) over every parameter. NaN for a quantity constant over all draws (e.g. the
-    intercept without one) is never the worst; NaN for one that differs between chains
-    (each stuck at its own value) is the worst there is."""
+def _worst(posterior, statistic, largest, coords=None):
+    """(value, "name[label]") of the largest (or smallest) value of ``statistic`` (by
+    variable) over every parameter, labelled by ``coords`` as in
+    :meth:`~skbayes_mh.posterior.Posterior.summary` (numbered without). NaN for a quantity
+    constant over all draws (e.g. the intercept without one) is never the worst; NaN for one
+    that differs between chains (each stuck at its own value) is the worst there is."""
     neutral, failed = (-np.inf, np.inf) if largest else (np.inf, 0.0)
     candidates = []
     for variable, values in statistic.items():
@@ -215,10 +219,9 @@ def _worst(posterior, statistic, largest):
         values = np.where(np.isnan(values) & varies, failed, values)
         values = np.nan_to_num(values, nan=neutral, posinf=np.inf)
         if values.size:
-            index = np.unravel_index(np.argmax(values) if largest else np.argmin(values),
-                                     values.shape)
-            label = variable + (f"[{', '.join(map(str, index))}]" if index else "")
-            candidates.append((float(values[index]), label))
+            flat = int(np.argmax(values) if largest else np.argmin(values))
+            labels = _parameter_labels(variable, values.shape, (coords or {}).get(variable))
+            candidates.append((float(values.flat[flat]), labels[flat]))
     return (max if largest else min)(candidates, default=(neutral, ""))
 
 

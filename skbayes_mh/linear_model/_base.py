@@ -524,7 +524,7 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         variables = family.posterior_variables(draws, self.n_features_in_, self.fit_intercept)
         self.posterior_ = Posterior(variables, stats)
         self.diagnostics_ = diagnose(self.posterior_, type(self).__name__, _USER_FRAME + 1,
-                                     levels, test_error)
+                                     levels, test_error, coords=self._parameter_coords())
         coef = variables["coef"].mean(axis=(0, 1))
         if family.n_blocks > 1:
             intercept = variables["intercept"].mean(axis=(0, 1))
@@ -561,18 +561,22 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
             ``r_hat`` (those of ``diagnostics_``).
         """
         check_is_fitted(self)
+        return self.posterior_.summary(
+            quantiles=quantiles, as_frame=as_frame, coords=self._parameter_coords(),
+            exclude=() if self.fit_intercept else ("intercept",),
+            convergence=self.diagnostics_)
+
+    def _parameter_coords(self):
+        """The labels of ``coef``'s and ``intercept``'s axes (:meth:`Posterior.summary`'s
+        ``coords``): the features (``feature_names_in_``, or ``x0``, ``x1``, ...) and, with
+        several outputs, the classes."""
         features = getattr(self, "feature_names_in_", None)
         if features is None:
             features = [f"x{j}" for j in range(self.n_features_in_)]
-        coef = self.posterior_["coef"]
-        several = coef.ndim == 4  # (chain, draw, class, feature)
+        several = self.posterior_["coef"].ndim == 4  # (chain, draw, class, feature)
         classes = list(self.classes_) if several and hasattr(self, "classes_") else None
-        coords = {"coef": [classes, features] if several else [features],
-                  "intercept": [classes]}
-        return self.posterior_.summary(
-            quantiles=quantiles, as_frame=as_frame, coords=coords,
-            exclude=() if self.fit_intercept else ("intercept",),
-            convergence=self.diagnostics_)
+        return {"coef": [classes, features] if several else [features],
+                "intercept": [classes]}
 
     def _other_parameters(self):
         """Names of the posterior variables beyond ``coef`` and ``intercept``."""

@@ -178,3 +178,17 @@ def test_summary_needs_a_fit():
 
     with pytest.raises(NotFittedError):
         MinibatchMHLogisticRegression().summary()
+
+
+def test_the_convergence_warning_names_parameters_as_the_summary_does():
+    from sklearn.exceptions import ConvergenceWarning
+
+    pandas = pytest.importorskip("pandas")
+    X, y = make_classification(n_samples=300, n_features=3, n_informative=3, n_redundant=0,
+                               random_state=0)
+    frame = pandas.DataFrame(X, columns=["age", "dose", "weight"])
+    hasty = MinibatchMHLogisticRegression(proposal="random_walk", step_size=1e-4, n_draws=50,
+                                          n_warmup=10, random_state=0)
+    with pytest.warns(ConvergenceWarning,
+                      match=r"largest R-hat [\d.]+ \((coef\[(age|dose|weight)\]|intercept)\)"):
+        hasty.fit(frame, y)
