@@ -18,8 +18,13 @@ AUTO_EXACT_MAX_ROWS = 5000
 #: components (240 a parameter) reads 240 rows per test.
 AUTO_MIN_ROWS_PER_PARAM = 100
 #: ``thin="auto"``: at most this many iterations per kept draw for the tests that read a
-#: minibatch per iteration (and Firefly).
+#: minibatch per iteration (and Firefly), to nearly independent draws ...
 AUTO_MAX_THIN = 10
+#: ... and, for a chain that mixes more slowly, up to this many as far as its kept draws
+#: need for :data:`AUTO_FULL_DATA_ESS_PER_CHAIN`: ``FireflySoftmaxClassifier(acceptance=
+#: "firefly")`` on iris (autocorrelation time near 190 iterations) ended at R-hat 1.017
+#: and bulk ESS 208 with thin 10, and converges with 50 (R-hat 1.004, ESS 934).
+AUTO_SLOW_MAX_THIN = 50
 #: ``thin="auto"`` with a full-data test: each iteration reads every row, so thinning
 #: multiplies the fit's cost. It thins (up to ``AUTO_MAX_THIN``) only while a kept draw
 #: reads at most this many row-parameter products (rows x parameters x iterations): small
@@ -95,13 +100,16 @@ def shaped_for_paths(target, n_iterations):
 def choose_thin(setting, acceptance, n_rows, n_params, n_draws):
     """``thin`` as :func:`~skbayes_mh.sampling.run_chain` takes it: an int as given;
     ``"auto"`` a rule measuring each chain's autocorrelation time at the end of warm-up,
-    capped at :data:`AUTO_MAX_THIN` where iterations are cheap and, for a test reading every
+    capped at :data:`AUTO_MAX_THIN` where iterations are cheap (beyond, up to
+    :data:`AUTO_SLOW_MAX_THIN` as far as :data:`AUTO_FULL_DATA_ESS_PER_CHAIN` needs) and,
+    for a test reading every
     row, at what :data:`AUTO_FULL_DATA_WORK` affords and what ``n_draws`` draws need to
     reach :data:`AUTO_FULL_DATA_ESS_PER_CHAIN`."""
     if not is_auto(setting):
         return int(setting)
     if not acceptance.reads_all_rows:
-        return AutoThin(AUTO_MAX_THIN)
+        return AutoThin(AUTO_MAX_THIN, ess_goal=AUTO_FULL_DATA_ESS_PER_CHAIN, n_draws=n_draws,
+                        goal_max_thin=AUTO_SLOW_MAX_THIN)
     affordable = AUTO_FULL_DATA_WORK // max(1, n_rows * n_params)
     return AutoThin(int(np.clip(affordable, 1, AUTO_MAX_THIN)),
                     ess_goal=AUTO_FULL_DATA_ESS_PER_CHAIN, n_draws=n_draws)

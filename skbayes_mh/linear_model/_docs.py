@@ -25,9 +25,10 @@ thin : "auto" or int, default="auto"
     Iterations per kept draw. ``"auto"``: from each chain's autocorrelation time over
     the warm-up's last half (its slowest parameter's, at most three times the median
     parameter's), at most 10 (kept in ``thin_``), where iterations are cheap: to nearly
-    independent draws for the subsampling tests and Firefly; for the full-data tests on
-    small data (at most 2,000,000 rows x parameters x thin per draw) as far as a bulk ESS
-    of 250 a chain needs; otherwise 1.
+    independent draws for the subsampling tests and Firefly (and, for a chain that mixes
+    more slowly, up to 50 as far as a bulk ESS of 250 a chain needs); for the full-data
+    tests on small data (at most 2,000,000 rows x parameters x thin per draw) as far as a
+    bulk ESS of 250 a chain needs; otherwise 1.
 n_chains : int, default=4
     Independent chains, each started at its own draw of the Laplace approximation;
     R-hat compares them.

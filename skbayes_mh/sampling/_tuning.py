@@ -146,7 +146,9 @@ class AutoThin:
     temperature) as ``n / bulk ESS`` for each parameter: the largest, but at most
     :data:`TAU_MEDIAN_REACH` times the median parameter's. ``thin`` is its ceiling
     (``ess_goal``: that of ``tau * min(1, ess_goal / n_draws)``), clipped to
-    ``[1, max_thin]``.
+    ``[1, max_thin]``; with ``goal_max_thin`` (cheap iterations), the larger of ``tau``'s
+    ceiling clipped to ``max_thin`` (nearly independent draws) and the goal's clipped to
+    ``goal_max_thin`` (a slowly mixing chain still reaches the goal).
 
     The largest of ``d`` noisy estimates errs upward, and the slowest chain's thinning sets
     the fit's time: on scikit-learn's breast cancer data (31 parameters, largest ``tau``
@@ -167,6 +169,9 @@ class AutoThin:
         (None: to nearly independent draws).
     n_draws : int or None
         The kept draws per chain (with ``ess_goal``).
+    goal_max_thin : int or None
+        With ``ess_goal``: thin to independence up to ``max_thin``, and beyond it as far as
+        the goal needs, up to ``goal_max_thin`` (None: the goal within ``max_thin`` only).
     """
 
     #: Fewer warm-up draws than this give no reliable estimate: thin stays 1.
@@ -174,10 +179,11 @@ class AutoThin:
     #: ``tau`` is at most this many times the median parameter's.
     TAU_MEDIAN_REACH = 3.0
 
-    def __init__(self, max_thin, ess_goal=None, n_draws=None):
+    def __init__(self, max_thin, ess_goal=None, n_draws=None, goal_max_thin=None):
         self.max_thin = int(max_thin)
         self.ess_goal = ess_goal
         self.n_draws = n_draws
+        self.goal_max_thin = goal_max_thin
 
     def __call__(self, warmup_draws, sampler):
         schedule = getattr(sampler, "schedule", None)
@@ -193,7 +199,11 @@ class AutoThin:
         ess = ess[np.isfinite(ess)]
         times = draws.shape[0] / np.maximum(ess, 1.0) if ess.size else [draws.shape[0]]
         autocorrelation_time = min(np.max(times), self.TAU_MEDIAN_REACH * np.median(times))
+        for_goal = autocorrelation_time
         if self.ess_goal is not None:
             # Never beyond independence: fewer draws than the goal cannot reach it anyway.
-            autocorrelation_time *= min(1.0, self.ess_goal / max(self.n_draws, 1))
-        return int(np.clip(np.ceil(autocorrelation_time), 1, self.max_thin))
+            for_goal *= min(1.0, self.ess_goal / max(self.n_draws, 1))
+        if self.goal_max_thin is None:
+            return int(np.clip(np.ceil(for_goal), 1, self.max_thin))
+        independent = np.clip(np.ceil(autocorrelation_time), 1, self.max_thin)
+        return int(max(independent, np.clip(np.ceil(for_goal), 1, self.goal_max_thin)))

@@ -144,3 +144,19 @@ def test_centred_and_over_parameterised_samplers_agree(three_classes):
         errors.append(per_draw.std(axis=(0, 1)) / np.sqrt(ess_bulk(per_draw)))
         np.testing.assert_allclose(fit.predict_proba(X), means[-1], atol=1e-12)
     assert np.all(np.abs(means[0] - means[1]) < 4.5 * np.hypot(*errors) + 1e-9)
+
+
+@pytest.mark.slow
+def test_firefly_on_iris_converges_with_the_other_settings_default():
+    # Firefly's chains on iris mix slowly (an autocorrelation time near 190 iterations):
+    # thin="auto" thins them past 10, as far as a bulk ESS of 250 a chain needs, so that
+    # the fit converges (it warned at R-hat 1.017 and ESS 208 with thin 10).
+    from sklearn.datasets import load_iris
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = load_iris(return_X_y=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        clf = FireflySoftmaxClassifier(acceptance="firefly", random_state=0).fit(X, y)
+    assert clf.thin_.max() > 10
+    assert clf.score(X, y) > 0.95

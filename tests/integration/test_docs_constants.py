@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from skbayes_mh._core.auto import (AUTO_EXACT_MAX_ROWS, AUTO_FULL_DATA_ESS_PER_CHAIN,
-                                   AUTO_FULL_DATA_WORK, AUTO_MAX_THIN, AUTO_MIN_ROWS_PER_PARAM)
+                                   AUTO_FULL_DATA_WORK, AUTO_MAX_THIN, AUTO_MIN_ROWS_PER_PARAM,
+                                   AUTO_SLOW_MAX_THIN)
 from skbayes_mh._core.convergence import MAX_RHAT, MIN_ESS_PER_CHAIN
 from skbayes_mh.linear_model._docs import SAMPLING_PARAMETERS
 from skbayes_mh.sampling import AutoThin
@@ -41,7 +42,9 @@ def test_choosing_rule_table_quotes_the_auto_constants():
     assert f"a bulk ESS of {AUTO_FULL_DATA_ESS_PER_CHAIN} a chain" in exact
     tall = rule_row(f"| above {AUTO_EXACT_MAX_ROWS:,} rows and at least "
                           f"{AUTO_MIN_ROWS_PER_PARAM} rows per parameter |")
-    assert f"at most {AUTO_MAX_THIN}" in tall
+    assert f"at most {AUTO_MAX_THIN};" in tall
+    assert (f"as far as a bulk ESS of {AUTO_FULL_DATA_ESS_PER_CHAIN} a chain needs, at most "
+            f"{AUTO_SLOW_MAX_THIN}") in tall
 
 
 def test_readme_states_the_acceptance_rule_and_the_convergence_check():
@@ -58,6 +61,8 @@ def test_estimator_docstrings_quote_the_thinning_rule():
     assert f"at most {AUTO_FULL_DATA_WORK:,} rows x parameters x thin per draw" in text
     assert f"a bulk ESS of {AUTO_FULL_DATA_ESS_PER_CHAIN} a chain" in text
     assert f"at most {WORDS[int(AutoThin.TAU_MEDIAN_REACH)]} times the median" in text
+    assert (f"up to {AUTO_SLOW_MAX_THIN} as far as a bulk ESS of "
+            f"{AUTO_FULL_DATA_ESS_PER_CHAIN} a chain needs") in text
 
 
 def test_every_estimators_acceptance_entry_quotes_the_rule():

@@ -65,3 +65,19 @@ def test_a_lone_slow_parameter_counts_up_to_three_medians(seed):
     # ESS falls short of independence, which the convergence check reports).
     draws = np.hstack([ar1(0.0, 4000, 30, seed), ar1(0.9, 4000, 1, seed + 10)])
     assert 3 <= AutoThin(20)(draws, None) <= 4
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_cheap_iterations_thin_slow_chains_as_far_as_the_goal_needs(seed):
+    # The subsampling tests' and Firefly's rule: to independence up to 10, and beyond as
+    # far as 250 a chain from 1,000 kept draws needs (a quarter of tau), up to 50.
+    rule = AutoThin(10, ess_goal=250, n_draws=1000, goal_max_thin=50)
+    assert rule(ar1(0.8, 2000, 3, seed), None) == AutoThin(10)(ar1(0.8, 2000, 3, seed), None)
+    # tau = 199: the goal's thin is about 50 (the estimate from 1,000 draws errs); beyond
+    # the independent cap of 10 either way.
+    slow = rule(ar1(0.99, 2000, 3, seed), None)
+    assert 25 <= slow <= 50
+    # tau = 999: the cap.
+    assert rule(ar1(0.998, 2000, 3, seed), None) == 50
+    # Independent draws: thin 1 or 2 (tau estimated near 1), as to independence.
+    assert rule(np.random.default_rng(seed).standard_normal((2000, 3)), None) <= 2
