@@ -57,15 +57,17 @@ plt.show()
 # %%
 # California housing
 # ------------------
-# Run as a script with the data folder: the weights side by side, the rows the default's
-# test read per iteration, and the median absolute test error of both.
+# Run as a script with the data folder: the weights side by side and the median absolute
+# test error of both. The exact test reads all 15,480 training rows per gradient step,
+# which costs little here; the default's minibatch test warns on these data that its
+# decisions may err (the log-likelihood ratios of heavy-tailed residuals are skewed).
 
 
 def california(path):
     X, y = california_log_value(path)
     names = list(CALIFORNIA_COLUMNS[:-1])
     X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
-    robust = RobustTRegression(random_state=0).fit(X_train, y_train)
+    robust = RobustTRegression(acceptance="metropolis", random_state=0).fit(X_train, y_train)
     ols = LinearRegression().fit(X_train, y_train)
     coef = robust.posterior_.get("coef", flat=True)
     low, high = np.percentile(coef, [5, 95], axis=0)
@@ -74,8 +76,6 @@ def california(path):
         print(f"{name:>20}  {ols.coef_[k]:8.3f}  {robust.coef_[k]:14.3f}  "
               f"[{low[k]:8.3f}, {high[k]:8.3f}]")
     print(f"\nnoise scale (posterior mean): {robust.scale_:.3f}, nu = {robust.nu}")
-    print(f"{robust.acceptance_.name} test: rows read per iteration "
-          f"{robust.posterior_['rows_per_iteration'].mean():,.1f} of {len(y_train):,}")
     error = np.median(np.abs(robust.predict(X_test) - y_test))
     print(f"median absolute test error: Student-t {error:.3f}, "
           f"OLS {np.median(np.abs(ols.predict(X_test) - y_test)):.3f}")

@@ -292,11 +292,9 @@ def test_error(chains, draws):
     """An approximate test's estimated per-test error in acceptance probability, from the
     chains that ran it, at their :class:`Moves`: the sum of ``design``, the error the
     test's own analysis gives there (``AcceptanceTest.design_error``), and, for a test that
-    takes the minibatch mean as normal (``normal_mean``), ``normality``: per move, the first
-    Edgeworth term of that approximation (:func:`~skbayes_mh._core.convergence.normality_error`)
-    at its skewness and the rows a test read on average, times the share of it that reaches
-    the acceptance probability (``AcceptanceTest.normality_scale``, at the sd of the move's
-    estimate from those rows); the median over the moves.
+    takes the minibatch mean as normal (``normal_mean``), ``normality``, the first Edgeworth
+    term of that approximation (:func:`~skbayes_mh._core.convergence.normality_error`) at
+    the moves' median skewness and the rows a test read on average.
 
     Returns
     -------
@@ -314,17 +312,8 @@ def test_error(chains, draws):
              if acceptance.normal_mean else ())
     skewness = normality = 0.0
     if len(moves):
-        n_data = sampler.target.n_data
-        skew = np.abs(stats.skew(moves.ratios, axis=1))
-        skewness = float(np.nanmedian(skew))
-        # Each move's estimate of its log ratio from ``rows`` rows: sd N s / sqrt(b),
-        # without replacement.
-        batch = min(rows, n_data)
-        estimate_sd = (n_data * moves.spreads / np.sqrt(batch)
-                       * np.sqrt(max(n_data - batch, 0.0) / max(n_data - 1, 1)))
-        per_move = (normality_error(skew, batch, n_data)
-                    * acceptance.normality_scale(estimate_sd))
-        normality = float(np.nanmedian(per_move))
+        skewness = float(np.nanmedian(np.abs(stats.skew(moves.ratios, axis=1))))
+        normality = float(normality_error(skewness, rows, sampler.target.n_data))
     design = acceptance.design_error(moves)
     return Bunch(test=acceptance.name, per_test=design + normality, design=design,
                  normality=normality, skewness=skewness, rows_per_test=rows)

@@ -126,26 +126,6 @@ class AcceptanceTest(StoredParameters, BaseEstimator):
     #: error includes that approximation's (``_core.convergence.normality_error``).
     normal_mean = False
 
-    def normality_scale(self, estimate_sd):
-        """How much of the normal approximation's error reaches the acceptance probability:
-        the factor from the largest gap between the minibatch mean's distribution and the
-        normal (``_core.convergence.normality_error``) to the largest error in acceptance
-        probability it makes. 1 here: a decision that compares the mean with a threshold
-        (Austerity's t-test) errs by up to that gap.
-
-        Parameters
-        ----------
-        estimate_sd : ndarray
-            The sd of the test's estimate of the full-data log acceptance ratio at the rows
-            it reads, per move.
-
-        Returns
-        -------
-        ndarray
-            The factor per move.
-        """
-        return np.ones_like(np.asarray(estimate_sd, dtype=float))
-
     def design_error(self, moves):
         """The per-test error in acceptance probability that the test's own analysis gives
         at a fit's ``moves``: by default :meth:`stated_error`, 0 where it states none.

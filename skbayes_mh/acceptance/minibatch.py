@@ -91,35 +91,6 @@ class MinibatchBarker(AcceptanceTest):
 
     normal_mean = True
 
-    def normality_scale(self, estimate_sd):
-        """The factor from the normal approximation's largest CDF gap to the largest error
-        in acceptance probability: ``sqrt(2 pi) / 8 min(s, sigma)^3`` for an estimate of
-        sd ``s``.
-
-        The test accepts when ``Delta + e + X_corr > 0``: ``e`` is the minibatch estimate's
-        error of sd ``s`` (``sigma`` at most; the test adds normal noise up to ``sigma``)
-        and ``X_corr`` the correction. Where ``e`` is normal, ``e + X_corr`` is logistic
-        and the test is Barker's. A skewness ``g`` of the estimate shifts the CDF of
-        ``e / sigma`` by the first Edgeworth term ``-(g' / 6) phi''`` (``g' = g
-        (s / sigma)^3``, the added normal noise diluting it), and the acceptance
-        probability by that term convolved with the rest of the noise: ``(g' / 6)
-        l''(-Delta / sigma)``, ``l`` the logistic density of scale ``1 / sigma``, at most
-        ``g' sigma^3 / 48 = g s^3 / 48`` (at ``Delta = 0``). The CDF gap is ``g phi(0) /
-        6``. Measured with the correction distribution on simulated skewed estimates, the
-        largest error is this to 20% (``tests/sampling/test_test_error.py``).
-
-        Parameters
-        ----------
-        estimate_sd : ndarray
-            The sd of the minibatch estimate of the log acceptance ratio, per move.
-
-        Returns
-        -------
-        ndarray
-        """
-        spread = np.minimum(np.asarray(estimate_sd, dtype=float), float(self.sigma))
-        return np.sqrt(2.0 * np.pi) / 8.0 * spread**3
-
     def design_error(self, moves):
         """:meth:`stated_error`, or without ``delta`` the correction's sup-error.
 
