@@ -161,6 +161,8 @@ class Posterior:
             raise ValueError(f"no posterior variable named {sorted(unknown)}; the variables "
                              f"are {list(self.draws)}.")
         quantile_names = [f"{100 * q:g}%" for q in quantiles]
+        if len(set(quantile_names)) < len(quantile_names):
+            raise ValueError(f"quantiles must differ from each other; got {quantiles.tolist()}.")
         columns = ["mean", "sd", *quantile_names, "mcse_mean", "mcse_sd", "ess_bulk",
                    "ess_tail", "r_hat"]
         index, blocks = [], []
@@ -240,7 +242,7 @@ def _parameter_labels(name, shape, labels):
     labelled by ``labels[axis]`` (numbered from 0 where None or missing)."""
     if not shape:
         return [name]
-    labels = list(labels or [])
+    labels = [] if labels is None else list(labels)
     axes = []
     for axis, size in enumerate(shape):
         given = labels[axis] if axis < len(labels) and labels[axis] is not None else None

@@ -553,18 +553,22 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         -------
         PosteriorSummary or pandas.DataFrame
             One row per parameter: ``coef[feature]`` (``coef[class, feature]`` for several
-            classes), ``intercept`` (``intercept[class]``; left out with
-            ``fit_intercept=False``) and the family's own (``scale``, ``dispersion``), named
-            by ``feature_names_in_`` where ``X`` had names and ``x0``, ``x1``, ... otherwise.
-            Columns: ``mean``, ``sd``, the quantiles, ``mcse_mean`` and ``mcse_sd`` (Monte
-            Carlo standard errors of the mean and sd), ``ess_bulk``, ``ess_tail`` and
-            ``r_hat`` (those of ``diagnostics_``).
+            classes), ``intercept`` (``intercept[class]``) and the family's own (``scale``,
+            ``dispersion``), without those the fit holds fixed (the intercept with
+            ``fit_intercept=False``, a given ``scale``), named by ``feature_names_in_``
+            where ``X`` had names and ``x0``, ``x1``, ... otherwise. Columns: ``mean``,
+            ``sd``, the quantiles, ``mcse_mean`` and ``mcse_sd`` (Monte Carlo standard
+            errors of the mean and sd), ``ess_bulk``, ``ess_tail`` and ``r_hat`` (those of
+            ``diagnostics_``).
         """
         check_is_fitted(self)
+        # A parameter the fit holds fixed (the intercept without one, a given ``scale``)
+        # is the same in every draw: no row.
+        fixed = [name for name, draws in self.posterior_.draws.items()
+                 if draws.size and np.ptp(draws) == 0]
         return self.posterior_.summary(
             quantiles=quantiles, as_frame=as_frame, coords=self._parameter_coords(),
-            exclude=() if self.fit_intercept else ("intercept",),
-            convergence=self.diagnostics_)
+            exclude=fixed, convergence=self.diagnostics_)
 
     def _parameter_coords(self):
         """The labels of ``coef``'s and ``intercept``'s axes (:meth:`Posterior.summary`'s

@@ -89,7 +89,9 @@ def test_labels_coords_and_exclusion():
                              "ess_tail", "r_hat"]
     np.testing.assert_array_equal(table["mean"], [0, 1, 2, 0, 1, 2, 1])
     assert len(table) == 7
-    # Unlabelled axes are numbered.
+    # Labels may be arrays; unlabelled axes are numbered.
+    assert posterior.summary(coords={"coef": [np.array(["a", "b"])]}, as_frame=False).index[
+        0] == "coef[a, 0]"
     assert posterior.summary(as_frame=False).index[:3] == ["coef[0, 0]", "coef[0, 1]",
                                                           "coef[0, 2]"]
     text = str(table)
@@ -102,6 +104,7 @@ def test_labels_coords_and_exclusion():
     (dict(exclude=("slope",)), ValueError, "no posterior variable named.*slope"),
     (dict(coords={"coef": [["a", "b"]]}), ValueError, "coef: 2 labels for an axis of 3"),
     (dict(quantiles=(0.5, 1.5)), ValueError, "quantiles must be numbers in"),
+    (dict(quantiles=(0.1, 0.1)), ValueError, "quantiles must differ"),
     (dict(as_frame="yes"), ValueError, "as_frame must be 'auto', True or False"),
 ])
 def test_bad_arguments_are_named(kwargs, error, match):
@@ -157,6 +160,12 @@ def test_softmax_rows_are_class_and_feature():
     assert table.index[-3:] == ["intercept[setosa]", "intercept[versicolor]",
                                 "intercept[virginica]"]
     np.testing.assert_allclose(table["mean"][:12], clf.coef_.ravel(), rtol=1e-12)
+
+
+def test_parameters_held_fixed_have_no_row():
+    X, y = make_regression(n_samples=200, n_features=2, noise=5.0, random_state=0)
+    reg = quiet_fit(RobustTRegression(scale=5.0, fit_intercept=False, **SHORT), X, y)
+    assert reg.summary(as_frame=False).index == ["coef[x0]", "coef[x1]"]
 
 
 @pytest.mark.parametrize("estimator, extra", [(RobustTRegression, "scale"),
