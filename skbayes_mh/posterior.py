@@ -237,11 +237,9 @@ def _checked_as_frame(as_frame):
     return bool(as_frame)
 
 
-def _parameter_labels(name, shape, labels):
-    """``name[a, b]`` for every index of a variable of parameter shape ``shape``, each axis
-    labelled by ``labels[axis]`` (numbered from 0 where None or missing)."""
-    if not shape:
-        return [name]
+def _axis_labels(name, shape, labels):
+    """Each axis's labels as strings: ``labels[axis]``, numbered from 0 where None or
+    missing."""
     labels = [] if labels is None else list(labels)
     axes = []
     for axis, size in enumerate(shape):
@@ -249,8 +247,21 @@ def _parameter_labels(name, shape, labels):
         if given is not None and len(given) != size:
             raise ValueError(f"{name}: {len(given)} labels for an axis of {size} values.")
         axes.append([str(v) for v in (range(size) if given is None else given)])
-    return [f"{name}[{', '.join(axes[a][i] for a, i in enumerate(index))}]"
-            for index in np.ndindex(*shape)]
+    return axes
+
+
+def _parameter_labels(name, shape, labels, flat_index=None):
+    """``name[a, b]`` for every index of a variable of parameter shape ``shape`` (or for
+    the one at ``flat_index``, C order), each axis labelled by ``labels[axis]`` (numbered
+    from 0 where None or missing)."""
+    if not shape:
+        return [name] if flat_index is None else name
+    axes = _axis_labels(name, shape, labels)
+    indices = (np.ndindex(*shape) if flat_index is None
+               else [np.unravel_index(flat_index, shape)])
+    found = [f"{name}[{', '.join(axes[a][i] for a, i in enumerate(index))}]"
+             for index in indices]
+    return found if flat_index is None else found[0]
 
 
 class PosteriorSummary:

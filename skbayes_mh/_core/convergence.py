@@ -220,8 +220,9 @@ def _worst(posterior, statistic, largest, coords=None):
         values = np.nan_to_num(values, nan=neutral, posinf=np.inf)
         if values.size:
             flat = int(np.argmax(values) if largest else np.argmin(values))
-            labels = _parameter_labels(variable, values.shape, (coords or {}).get(variable))
-            candidates.append((float(values.flat[flat]), labels[flat]))
+            label = _parameter_labels(variable, values.shape, (coords or {}).get(variable),
+                                      flat_index=flat)
+            candidates.append((float(values.flat[flat]), label))
     return (max if largest else min)(candidates, default=(neutral, ""))
 
 
