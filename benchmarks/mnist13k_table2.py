@@ -14,12 +14,15 @@ of the final draws, for the paper's test (batch 100, sigma = 1) and for sigma = 
 the correction distribution is still accurate to 2e-5 and the variance condition
 s^2 < sigma^2 is met by batches about 1.44 times smaller; since no test reads fewer rows
 than its first batch, the first batch is made smaller too. Then draws/s and rows read/s
-against exact Metropolis in the same run.
+against exact Metropolis in the same run. With matplotlib, it saves the histograms of the
+rows each test read (the paper's Figure 4; first trial of each setting) to
+``benchmarks/output/mnist_<rows>_minibatch_sizes.png``.
 
     python benchmarks/mnist13k_table2.py [--trials 10] [--samples 5000] [--rows 100000]
         [--steps 0.005,0.01,0.05] [--tests paper]
 """
 import argparse
+from pathlib import Path
 
 import numpy as np
 from scipy.special import expit
@@ -68,7 +71,7 @@ def main():
           f"trials\n")
     tests = ((100, 1.0),) if args.tests == "paper" else ((100, 1.0), (100, 1.2), (75, 1.2),
                                                           (50, 1.2))
-    rows, speed = [], {}
+    rows, speed, first_trials = [], {}, {}
     for step in steps:
         for batch_size, sigma in tests:
             test = MinibatchBarker(batch_size=batch_size, sigma=sigma)
@@ -79,6 +82,7 @@ def main():
                 result = sample(logistic_loglik, data, theta0, step_size=step,
                                 acceptance=test, temperature=TEMPERATURE,
                                 n_draws=args.samples, random_state=trial)
+                first_trials.setdefault(name, result)
                 sizes.append(result.mean_data_read)
                 final_accuracy.append(accuracy(result.draws[-1:], X_test, y_test))
                 last_accuracy.append(accuracy(result.draws[-1000:], X_test, y_test))
@@ -106,7 +110,34 @@ def main():
     table([[name, f"{d:,.0f}", f"{r / 1e6:.2f}", f"{d / base:.1f}x"]
            for name, (d, r) in speed.items()],
           ["test", "draws/s", "M rows read/s", "draws/s vs metropolis"])
+    save_histograms(first_trials, X.shape[0])
     save_figures(args.json)
+
+
+def save_histograms(results, n_rows):
+    """The rows each test read, one histogram per setting (the paper's Figure 4)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("(matplotlib not installed: no figure)")
+        return
+    from skbayes_mh.plotting import plot_minibatch_sizes
+
+    figure, axes = plt.subplots(1, len(results), figsize=(4.5 * len(results), 3.4),
+                                squeeze=False)
+    for ax, (name, result) in zip(axes[0], results.items()):
+        plot_minibatch_sizes(result, ax=ax)
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        ax.set_title(name, fontsize=9)
+    figure.suptitle(f"MNIST 1 vs 7, {n_rows:,} rows: rows read per test", fontsize=10)
+    figure.tight_layout()
+    path = Path(__file__).resolve().parent / "output" / f"mnist_{n_rows}_minibatch_sizes.png"
+    path.parent.mkdir(exist_ok=True)
+    figure.savefig(path, dpi=100)
+    print(f"saved {path}")
 
 
 if __name__ == "__main__":
