@@ -220,21 +220,19 @@ def check_quantiles(quantiles):
 
 def _checked_as_frame(as_frame):
     """Whether a summary is a DataFrame: ``as_frame`` checked, ``"auto"`` resolved."""
-    if isinstance(as_frame, str) and as_frame == "auto":
-        try:
-            import pandas  # noqa: F401
-        except ImportError:
-            return False
-        return True
-    if not isinstance(as_frame, (bool, np.bool_)):
+    auto = isinstance(as_frame, str) and as_frame == "auto"
+    if not (auto or isinstance(as_frame, (bool, np.bool_))):
         raise ValueError(f"as_frame must be 'auto', True or False; got {as_frame!r}.")
-    if as_frame:
-        try:
-            import pandas  # noqa: F401
-        except ImportError as error:
-            raise ImportError("summary(as_frame=True) needs pandas; as_frame=False gives a "
-                              "plain table without it.") from error
-    return bool(as_frame)
+    if not (auto or as_frame):
+        return False
+    try:
+        import pandas  # noqa: F401
+    except ImportError as error:
+        if auto:
+            return False
+        raise ImportError("summary(as_frame=True) needs pandas; as_frame=False gives a "
+                          "plain table without it.") from error
+    return True
 
 
 def _axis_labels(name, shape, labels):
@@ -250,18 +248,22 @@ def _axis_labels(name, shape, labels):
     return axes
 
 
-def _parameter_labels(name, shape, labels, flat_index=None):
-    """``name[a, b]`` for every index of a variable of parameter shape ``shape`` (or for
-    the one at ``flat_index``, C order), each axis labelled by ``labels[axis]`` (numbered
-    from 0 where None or missing)."""
-    if not shape:
-        return [name] if flat_index is None else name
+def _label(name, axes, index):
+    """``name[a, b]`` at ``index``, ``name`` for a scalar."""
+    return f"{name}[{', '.join(axes[a][i] for a, i in enumerate(index))}]" if index else name
+
+
+def _parameter_labels(name, shape, labels):
+    """``name[a, b]`` for every index of a variable of parameter shape ``shape`` (C order),
+    each axis labelled by ``labels[axis]`` (numbered from 0 where None or missing)."""
     axes = _axis_labels(name, shape, labels)
-    indices = (np.ndindex(*shape) if flat_index is None
-               else [np.unravel_index(flat_index, shape)])
-    found = [f"{name}[{', '.join(axes[a][i] for a, i in enumerate(index))}]"
-             for index in indices]
-    return found if flat_index is None else found[0]
+    return [_label(name, axes, index) for index in np.ndindex(*shape)]
+
+
+def _parameter_label(name, shape, labels, flat_index):
+    """The label :func:`_parameter_labels` gives the parameter at ``flat_index``."""
+    return _label(name, _axis_labels(name, shape, labels),
+                  np.unravel_index(flat_index, shape) if shape else ())
 
 
 class PosteriorSummary:

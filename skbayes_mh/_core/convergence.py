@@ -9,7 +9,7 @@ from sklearn.exceptions import ConvergenceWarning, EfficiencyWarning
 from sklearn.utils import Bunch
 
 from .. import diagnostics
-from ..posterior import _parameter_labels
+from ..posterior import _parameter_label
 
 #: A fit warns when some parameter's rank-normalised split R-hat exceeds this ...
 MAX_RHAT = 1.01
@@ -220,8 +220,8 @@ def _worst(posterior, statistic, largest, coords=None):
         values = np.nan_to_num(values, nan=neutral, posinf=np.inf)
         if values.size:
             flat = int(np.argmax(values) if largest else np.argmin(values))
-            label = _parameter_labels(variable, values.shape, (coords or {}).get(variable),
-                                      flat_index=flat)
+            label = _parameter_label(variable, values.shape, (coords or {}).get(variable),
+                                     flat)
             candidates.append((float(values.flat[flat]), label))
     return (max if largest else min)(candidates, default=(neutral, ""))
 
