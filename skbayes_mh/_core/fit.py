@@ -8,7 +8,7 @@ an estimator's attributes: they take their inputs as arguments and return a
 import functools
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import stats
@@ -18,7 +18,8 @@ from ..sampling import (Progress, ScaleTuner, Shape, Target, chain_seeds, contin
                         interruptible, run_chain, run_in_parallel, sampler_for)
 from ..sampling._parallel import WorkerLost
 from ..sampling._schedule import TemperatureSchedule
-from .auto import choose_proposal, choose_thin, is_auto, shaped_for_paths
+from .auto import (choose_proposal, choose_thin, choose_warmup, is_auto, shaped_for_paths,
+                   warmup_bound)
 from .convergence import (LP_CHECK_DRAWS, LP_CHECK_MIN_DRAWS, LP_CHECK_ROWS,
                           modes_within_reach, normality_error, warn_unvisited_modes)
 
@@ -39,7 +40,7 @@ class SamplerSettings:
     """The settings of a fit's chains (an estimator's parameters of the same names).
 
     ``acceptance`` is resolved already (the family may depend on it); ``proposal``,
-    ``step_size`` and ``thin`` may be ``"auto"``. ``bounds_proposal`` is the proposal
+    ``step_size``, ``n_warmup`` and ``thin`` may be ``"auto"``. ``bounds_proposal`` is the proposal
     ``proposal="auto"`` gives a sampler on the model's bounds (Firefly); ``name`` names
     the fit in messages; ``warm_start`` words the interruption warning.
     """
@@ -49,7 +50,7 @@ class SamplerSettings:
     temperature: float = 1.0
     temperature_schedule: tuple = None
     n_draws: int = 1000
-    n_warmup: int = 1000
+    n_warmup: object = "auto"
     thin: object = "auto"
     n_chains: int = 4
     n_jobs: object = None
@@ -82,10 +83,10 @@ class FitResult:
     step_size : ndarray of shape (n_chains, d)
     bright_fraction : float or None
         Firefly's mean share of bright rows.
-    acceptance, proposal, control_variates, data_passes, setup_time :
+    acceptance, proposal, control_variates, data_passes, setup_time, n_warmup :
         The fit's resolved test and proposal, whether it read control variates, its
-        full-data passes and its seconds before the chains; None for a continuation (the
-        continued fit's stand).
+        full-data passes, its seconds before the chains and its warm-up iterations per
+        chain; None for a continuation (the continued fit's stand).
     """
 
     draws: np.ndarray
@@ -104,6 +105,7 @@ class FitResult:
     control_variates: object = None
     data_passes: object = None
     setup_time: object = None
+    n_warmup: object = None
 
 
 def fit_posterior(family, data, prior, acceptance, settings, passes=None, started=None):
@@ -143,10 +145,13 @@ def fit_posterior(family, data, prior, acceptance, settings, passes=None, starte
     if acceptance.needs_lipschitz and acceptance.lipschitz is None:
         acceptance.set_params(lipschitz=target.lipschitz)  # the model's, shown in acceptance_
     uses_cv = acceptance.uses_control_variates(target)
-    shaped = shaped_for_paths(target, settings.n_chains * (settings.n_warmup
+    shaped = shaped_for_paths(target, settings.n_chains * (warmup_bound(settings.n_warmup)
                                                            + settings.n_draws))
     proposal = choose_proposal(settings.proposal, acceptance, uses_cv, shaped,
                                settings.bounds_proposal)
+    settings = replace(settings, n_warmup=choose_warmup(
+        settings.n_warmup, acceptance, proposal, shaped, data.n_rows, d,
+        settings.temperature_schedule))
     passes["map_laplace"] = float(target.n_passes)
     sampler_class = sampler_for(acceptance)
     shared = sampler_class.prepare(target, acceptance, uses_cv, passes, settings.n_chains)
@@ -176,7 +181,7 @@ def fit_posterior(family, data, prior, acceptance, settings, passes=None, starte
     result = _collect(chains, data, settings)
     result.acceptance, result.proposal = acceptance, proposal
     result.control_variates, result.data_passes = uses_cv, data_passes
-    result.setup_time = setup_time
+    result.setup_time, result.n_warmup = setup_time, settings.n_warmup
     return result
 
 

@@ -15,7 +15,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .._core import SamplerSettings, continue_posterior, fit_posterior
-from .._core.auto import choose_acceptance, is_auto
+from .._core.auto import AUTO_WARMUP, choose_acceptance, is_auto, warmup_bound
 from .._core.continuation import chains_to_continue, continuation_key
 from .._core.convergence import check_bright_fraction, diagnose
 from .._dask import check_dask_data, encode_dask_labels, is_dask_array, scan_dask_data
@@ -112,7 +112,7 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         "temperature": [Interval(numbers.Real, MIN_TEMPERATURE, None, closed="left"),
                         "array-like"],
         "n_draws": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_warmup": [Interval(numbers.Integral, 0, None, closed="left")],
+        "n_warmup": [StrOptions({"auto"}), Interval(numbers.Integral, 0, None, closed="left")],
         "thin": [StrOptions({"auto"}), Interval(numbers.Integral, 1, None, closed="left")],
         "n_chains": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_jobs": [numbers.Integral, None],
@@ -160,13 +160,17 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
                 raise ValueError(f"This solver needs samples of at least 2 classes in the "
                                  f"data, but the data contain only one class: "
                                  f"{self.classes_[0]!r}.")
-        check_draws_memory(self.n_chains, self.n_draws, self.n_warmup, self.n_features_in_)
+        check_draws_memory(self.n_chains, self.n_draws, warmup_bound(self.n_warmup),
+                           self.n_features_in_)
         temperature, schedule = check_temperature(self.temperature, MIN_TEMPERATURE)
-        if schedule is not None and schedule[-1][0] > self.n_warmup:
+        if schedule is not None and schedule[-1][0] > warmup_bound(self.n_warmup):
             raise ValueError(f"The temperature schedule's last change (iteration "
                              f"{schedule[-1][0]}) must come within the warm-up "
-                             f"(n_warmup={self.n_warmup}): the kept draws sample one "
-                             f"posterior, the final temperature's.")
+                             f"(n_warmup={self.n_warmup!r}"
+                             + (f": {AUTO_WARMUP} iterations with a schedule"
+                                if is_auto(self.n_warmup) else "")
+                             + "): the kept draws sample one posterior, the final "
+                             "temperature's.")
         acceptance = choose_acceptance(self.acceptance, X.shape[0])
         family, data, prior = self._problem(X, y, weights, summary, acceptance)
         if source is None:  # not memory-mapped: the rows are in memory already
@@ -187,7 +191,8 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
                     if self.warm_start and getattr(self, "_chains", None) else None)
         chains = chains_to_continue(previous, key, self.n_draws, name, _USER_FRAME)
         if chains is not None:
-            result = continue_posterior(chains, data, settings)
+            result = continue_posterior(
+                chains, data, dataclasses.replace(settings, n_warmup=self.n_warmup_))
         else:
             result = fit_posterior(family, data, prior, acceptance, settings,
                                    passes={"validation": 1.0}, started=started)
@@ -196,6 +201,7 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
             self.acceptance_, self.proposal_ = result.acceptance, result.proposal
             self.control_variates_ = result.control_variates
             self.data_passes_, self.setup_time_ = result.data_passes, result.setup_time
+            self.n_warmup_ = result.n_warmup
         if self.warm_start:
             self._chains, self._chains_key = result.chains, key
         else:

@@ -19,8 +19,13 @@ temperature : float or list of (int, float), default=1.0
     chain starts are that temperature's.
 n_draws : int, default=1000
     Draws kept per chain.
-n_warmup : int, default=1000
-    Iterations per chain before the first kept draw (adaptation happens here).
+n_warmup : "auto" or int, default="auto"
+    Iterations per chain before the first kept draw (adaptation happens here; kept in
+    ``n_warmup_``). ``"auto"``: 1000; 300 where each iteration reads every row at
+    2,000,000 rows x parameters or more, the model has at least 500 parameters and the
+    proposal follows Hamiltonian paths in the Laplace shape (a warm-up iteration costs a
+    kept draw's there, and its draws cannot refine so wide a shape); 1000 with a
+    temperature schedule.
 thin : "auto" or int, default="auto"
     Iterations per kept draw. ``"auto"``: from each chain's autocorrelation time over
     the warm-up's last half (its slowest parameter's, at most three times the median
@@ -96,6 +101,8 @@ step_size_ : ndarray of shape (n_chains, n_params)
     Each chain's final per-coordinate proposal standard deviation.
 thin_ : ndarray of shape (n_chains,)
     Each chain's iterations per kept draw.
+n_warmup_ : int
+    Warm-up iterations per chain (``n_warmup="auto"`` resolved).
 n_iter_ : ndarray of shape (n_chains,)
     Iterations per chain, warm-up included.
 interrupted_ : bool

@@ -10,7 +10,8 @@ import pytest
 
 from skbayes_mh._core.auto import (AUTO_EXACT_MAX_ROWS, AUTO_FULL_DATA_ESS_PER_CHAIN,
                                    AUTO_FULL_DATA_WORK, AUTO_MAX_THIN, AUTO_MIN_ROWS_PER_PARAM,
-                                   AUTO_SLOW_MAX_THIN)
+                                   AUTO_SHORT_WARMUP, AUTO_SHORT_WARMUP_MIN_PARAMS,
+                                   AUTO_SLOW_MAX_THIN, AUTO_WARMUP)
 from skbayes_mh._core.convergence import MAX_RHAT, MIN_ESS_PER_CHAIN
 from skbayes_mh.linear_model._docs import SAMPLING_PARAMETERS
 from skbayes_mh.sampling import AutoThin
@@ -73,3 +74,16 @@ def test_every_estimators_acceptance_entry_quotes_the_rule():
         text = " ".join(estimator.__doc__.split())
         assert (f"the data have at most {AUTO_EXACT_MAX_ROWS:,} rows or fewer than "
                 f"{AUTO_MIN_ROWS_PER_PARAM} rows per parameter") in text, name
+
+
+def test_the_warm_up_rule_is_quoted_as_the_code_has_it():
+    """choosing.md's warm-up paragraph and the shared ``n_warmup`` entry."""
+    text = page("docs/choosing.md")
+    assert f'`n_warmup="auto"` is {AUTO_WARMUP:,} iterations a chain' in text
+    assert f"and {AUTO_SHORT_WARMUP} (nutpie's) where" in text
+    assert f"at least {AUTO_FULL_DATA_WORK:,} row-parameter products an iteration" in text
+    assert f"the model has at least {AUTO_SHORT_WARMUP_MIN_PARAMS} parameters" in text
+    entry = " ".join(SAMPLING_PARAMETERS.split())
+    assert (f'``"auto"``: {AUTO_WARMUP}; {AUTO_SHORT_WARMUP} where each iteration reads every '
+            f"row at {AUTO_FULL_DATA_WORK:,} rows x parameters or more, the model has at "
+            f"least {AUTO_SHORT_WARMUP_MIN_PARAMS} parameters") in entry
