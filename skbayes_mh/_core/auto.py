@@ -125,9 +125,11 @@ def choose_thin(setting, acceptance, n_rows, n_params, n_draws):
     if not acceptance.reads_all_rows:
         return AutoThin(AUTO_MAX_THIN, ess_goal=AUTO_FULL_DATA_ESS_PER_CHAIN, n_draws=n_draws,
                         goal_max_thin=AUTO_SLOW_MAX_THIN)
-    affordable = AUTO_FULL_DATA_WORK // max(1, n_rows * n_params)
-    return AutoThin(int(np.clip(affordable, 1, AUTO_MAX_THIN)),
-                    ess_goal=AUTO_FULL_DATA_ESS_PER_CHAIN, n_draws=n_draws)
+    affordable = int(np.clip(AUTO_FULL_DATA_WORK // max(1, n_rows * n_params), 1,
+                             AUTO_MAX_THIN))
+    if affordable == 1:  # no rule to run: nor warm-up draws to keep for it (a wide model's)
+        return 1
+    return AutoThin(affordable, ess_goal=AUTO_FULL_DATA_ESS_PER_CHAIN, n_draws=n_draws)
 
 
 def choose_warmup(setting, acceptance, proposal, shaped, n_rows, n_params, schedule=None):

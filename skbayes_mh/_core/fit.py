@@ -16,7 +16,7 @@ from sklearn.utils import Bunch
 
 from ..sampling import (Progress, ScaleTuner, Shape, Target, chain_seeds, continue_chain,
                         interruptible, run_chain, run_in_parallel, sampler_for)
-from ..sampling._parallel import WorkerLost
+from ..sampling._parallel import WorkerLost, runs_in_this_process
 from ..sampling._schedule import TemperatureSchedule
 from .auto import (choose_proposal, choose_thin, choose_warmup, is_auto, shaped_for_paths,
                    warmup_bound)
@@ -166,6 +166,8 @@ def fit_posterior(family, data, prior, acceptance, settings, passes=None, starte
     progress = Progress(settings.n_chains, settings.n_warmup + settings.n_draws
                         * (thin if isinstance(thin, int) else 1), settings.verbose,
                         settings.name)
+    # Chains in this process write their kept draws into one array for all of them.
+    out = np.empty((settings.n_chains, settings.n_draws, d)) if runs_in_this_process() else None
     with interruptible(settings.name) as stop:
         arguments = []
         for c, (seed, start) in enumerate(zip(seeds, chain_starts(target, seeds))):
@@ -173,12 +175,13 @@ def fit_posterior(family, data, prior, acceptance, settings, passes=None, starte
                                              shared, settings.step_size,
                                              settings.temperature_schedule)
             arguments.append((sampler, start, seed, settings.n_warmup, settings.n_draws, thin,
-                              tuners, progress.chain(c), stop))
+                              tuners, progress.chain(c), stop,
+                              None if out is None else out[c]))
         try:
             chains = run_in_parallel(run_chain, arguments, settings.n_jobs)
         finally:
             progress.close()
-    result = _collect(chains, data, settings)
+    result = _collect(chains, data, settings, out)
     result.acceptance, result.proposal = acceptance, proposal
     result.control_variates, result.data_passes = uses_cv, data_passes
     result.setup_time, result.n_warmup = setup_time, settings.n_warmup
@@ -362,12 +365,13 @@ def _without_lost(chains, lost, name):
     return kept
 
 
-def _collect(chains, data, settings):
+def _collect(chains, data, settings, out=None):
     """The draws and statistics of the chains' results.
 
     When the chains were interrupted, those past their warm-up are kept, each cut to the
     draws all of them reached (with a warning); without any, KeyboardInterrupt is raised
-    again.
+    again. ``out``: the array of shape (n_chains, n_draws, d) the chains wrote their draws
+    into (:func:`run_chain`'s ``out``), used as it is when every chain filled its row.
     """
     name = settings.name
     lost = [c for c, chain in enumerate(chains) if isinstance(chain, WorkerLost)]
@@ -393,11 +397,17 @@ def _collect(chains, data, settings):
             UserWarning, stacklevel=5)
     # One array for all chains; each chain's result then views its row of it (warm_start
     # continues from there), so the draws are not held twice.
-    draws = np.empty((len(started), n_kept, started[0].draws.shape[1]))
-    for k, chain in enumerate(started):
-        draws[k] = chain.draws[:n_kept]
-        if chain.n_draws == n_kept:
-            chain.draws = draws[k]
+    in_place = (out is not None and len(started) == len(chains) == out.shape[0]
+                and n_kept == out.shape[1]
+                and all(np.may_share_memory(c.draws, out[k]) for k, c in enumerate(started)))
+    if in_place:
+        draws = out
+    else:
+        draws = np.empty((len(started), n_kept, started[0].draws.shape[1]))
+        for k, chain in enumerate(started):
+            draws[k] = chain.draws[:n_kept]
+            if chain.n_draws == n_kept:
+                chain.draws = draws[k]
     stats = {key: np.stack([c.stats[key][:n_kept] for c in started])
              for key in started[0].stats}
     thin = np.array([c.thin for c in started])

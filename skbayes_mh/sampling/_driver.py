@@ -62,7 +62,7 @@ class ChainResult:
 
 
 def run_chain(sampler, theta0, seed, n_warmup, n_draws, thin=1, tuners=(), progress=None,
-              stop=None):
+              stop=None, out=None):
     """Warm up ``sampler`` from ``theta0``, then keep ``n_draws`` draws (every ``thin``-th
     iteration).
 
@@ -85,6 +85,9 @@ def run_chain(sampler, theta0, seed, n_warmup, n_draws, thin=1, tuners=(), progr
         has that method.
     stop : StopSignal, threading.Event or None
         Checked between chunks: when set, the chain returns what it has (``interrupted``).
+    out : ndarray of shape (n_draws, d) or None
+        Where the kept draws are written, chunk by chunk (the result's ``draws`` is then a
+        view of it): a wide model's draws are never held twice.
 
     Returns
     -------
@@ -126,10 +129,10 @@ def run_chain(sampler, theta0, seed, n_warmup, n_draws, thin=1, tuners=(), progr
         if hasattr(progress, "set_total"):  # counted one iteration a draw till now
             progress.set_total(n_warmup + n_draws * thin)
     result = ChainResult(np.empty((0, d)), {}, state, sampler, int(thin), False, rng)
-    return continue_chain(result, n_draws, progress, stop)
+    return continue_chain(result, n_draws, progress, stop, out)
 
 
-def continue_chain(result, n_draws, progress=None, stop=None):
+def continue_chain(result, n_draws, progress=None, stop=None, out=None):
     """Run ``result``'s chain on, from its state and generator, until it holds ``n_draws``
     draws (none when it already does): the draws equal, one for one, those of a single
     chain asked for ``n_draws`` from the start.
@@ -141,6 +144,9 @@ def continue_chain(result, n_draws, progress=None, stop=None):
     n_draws : int
         Draws the chain should hold in the end.
     progress, stop : as in :func:`run_chain`.
+    out : ndarray of shape (n_draws, d) or None
+        For a chain without draws yet: where its kept draws are written (as in
+        :func:`run_chain`).
 
     Returns
     -------
@@ -155,12 +161,22 @@ def continue_chain(result, n_draws, progress=None, stop=None):
         return replace(result, interrupted=False)
     thin, sampler, state, rng = result.thin, result.sampler, result.state, result.rng
     largest_chunk = max(1, -(-n_more // MIN_CHUNKS)) * thin
+    filled = 0
+
+    def keep_draws(info):  # a chunk's kept draws straight into ``out`` (whole thins a chunk)
+        nonlocal filled
+        kept = info.pop("draws")[thin - 1::thin]
+        out[filled:filled + kept.shape[0]] = kept
+        filled += kept.shape[0]
+
+    into_out = out is not None and result.n_draws == 0
     parts, interrupted = _run_in_chunks(sampler, state, rng, n_more * thin, thin, largest_chunk,
-                                        progress, stop, "sampling", _Pacer())
+                                        progress, stop, "sampling", _Pacer(),
+                                        keep_draws if into_out else None)
     if not parts:
         return replace(result, interrupted=interrupted)
     outputs = _concatenate(parts)
-    n_kept = outputs["draws"].shape[0] // thin
+    n_kept = outputs["lp"].shape[0] // thin
     keep = slice(thin - 1, n_kept * thin, thin)
     per_draw = (n_kept, thin)
     offset = result.stats["seconds"][-1] if result.n_draws else 0.0
@@ -171,7 +187,9 @@ def continue_chain(result, n_draws, progress=None, stop=None):
     for name in ("n_bright",):
         if name in outputs:
             stats[name] = outputs[name][keep]
-    if result.n_draws:
+    if into_out:
+        draws = out[:n_kept]
+    elif result.n_draws:
         stats = {name: np.concatenate([result.stats[name], values])
                  for name, values in stats.items()}
         draws = np.concatenate([result.draws, outputs["draws"][keep]])
@@ -225,10 +243,10 @@ def _run_transient(sampler, state, rng, total, tuners, progress, stop, pacer):
 
 
 def _run_in_chunks(sampler, state, rng, total, step, largest_chunk, progress, stop, where,
-                   pacer):
+                   pacer, sink=None):
     """Run ``total`` iterations in chunks of whole multiples of ``step``, at most
     ``largest_chunk`` and about :data:`MAX_CHUNK_SECONDS` each (``pacer``); checks ``stop``
-    after each.
+    after each, and hands each chunk's outputs to ``sink`` first (which may take some).
 
     Returns
     -------
@@ -249,6 +267,8 @@ def _run_in_chunks(sampler, state, rng, total, step, largest_chunk, progress, st
         end = time.perf_counter() - start
         cost = np.cumsum(1.0 + info["n_data_read"])
         info["seconds"] = begin + (end - begin) * cost / cost[-1]
+        if sink is not None:
+            sink(info)
         parts.append(info)
         done += n_iter
         pacer.record(n_iter, end - begin)

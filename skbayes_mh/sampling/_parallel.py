@@ -127,10 +127,17 @@ def chain_jobs(n_jobs, share):
         return share
     if n_jobs >= 0:
         return n_jobs
-    backend, _ = get_active_backend(prefer="threads")
-    if not isinstance(backend, (ThreadingBackend, SequentialBackend)):
+    if not runs_in_this_process():
         return n_jobs  # Dask, Ray, processes: their workers are the cores
     return max(1, min(joblib.cpu_count() + 1 + n_jobs, share))
+
+
+def runs_in_this_process():
+    """Whether :func:`run_in_parallel` runs its calls in this process (threads, or one
+    after another), so that they can write into arrays handed to them (a Dask, Ray or
+    process backend copies them)."""
+    backend, _ = get_active_backend(prefer="threads")
+    return isinstance(backend, (ThreadingBackend, SequentialBackend))
 
 
 #: Without tqdm, the plain progress report prints a line each time this fraction more of

@@ -79,7 +79,7 @@ class ShapeTuner:
         # (d, d) when full, else the variances (d,): a wide posterior's shape stays O(d).
         self.initial = covariance
         self.full = full
-        self.draws = []
+        self.draws = []  # each window's draws (full), or its moments (pooled_moments)
         self.moves = []
         self.window_starts = []  # each kept window's first iteration
         self.n_iterations = 0
@@ -89,23 +89,27 @@ class ShapeTuner:
         if window + 1 > max(updates):  # the shape is final: keep no more draws
             self.draws, self.moves = [], []
             return
-        self.draws.append(info["draws"])
+        window_draws = info["draws"]
+        if self.full:
+            self.draws.append(window_draws)
+        else:  # a window's moments: variances need no (n, d) draws kept (a wide model's)
+            self.draws.append((window_draws.shape[0], window_draws.mean(axis=0),
+                               window_draws.var(axis=0)))
         self.moves.append(int(info["accepted"].sum()))
         self.window_starts.append(self.n_iterations)
-        self.n_iterations += info["draws"].shape[0]
+        self.n_iterations += window_draws.shape[0]
         if window + 1 not in updates:
             return
         first = max(1, n_windows // 10, self._first_window_at_final_temperature(sampler))
         if first >= len(self.draws):  # none yet (a temperature schedule): keep the shape
             return
-        draws = np.concatenate(self.draws[first:])
-        n_moves = sum(self.moves[first:])
-        d = draws.shape[1]
-        weight = n_moves / (n_moves + 20.0 * d)
         if self.full:
-            covariance = np.atleast_2d(np.cov(draws.T))
+            draws = np.concatenate(self.draws[first:])
+            mean, covariance = draws.mean(axis=0), np.atleast_2d(np.cov(draws.T))
         else:
-            covariance = draws.var(axis=0)
+            mean, covariance = pooled_moments(self.draws[first:])
+        n_moves = sum(self.moves[first:])
+        weight = n_moves / (n_moves + 20.0 * mean.size)
         covariance = weight * covariance + (1 - weight) * self.initial
         if self.low_rank is not None:
             low_rank = self.low_rank
@@ -116,7 +120,7 @@ class ShapeTuner:
             # pCN is reversible with respect to its reference N(m, L L'): the warm-up's mean
             # and shape make it closer to the posterior, as the Laplace approximation may
             # not be (small data, skewed posteriors).
-            sampler.reference_mean = weight * draws.mean(axis=0) + (1 - weight) * self.center
+            sampler.reference_mean = weight * mean + (1 - weight) * self.center
 
 
     def _first_window_at_final_temperature(self, sampler):
@@ -126,6 +130,19 @@ class ShapeTuner:
         if schedule is None:
             return 0
         return int(np.searchsorted(self.window_starts, schedule.last_change, "left"))
+
+
+def pooled_moments(windows):
+    """The mean and (population) variances of the draws of several windows, from each
+    window's ``(n, mean, variances)`` (Chan, Golub and LeVeque's pooling): those of the
+    windows' draws put together."""
+    counts = np.array([n for n, _, _ in windows], dtype=float)
+    means = np.array([m for _, m, _ in windows])
+    variances = np.array([v for _, _, v in windows])
+    total = counts.sum()
+    mean = counts @ means / total
+    spread = counts @ variances + counts @ (means - mean) ** 2
+    return mean, spread / total
 
 
 class QdbTuner:

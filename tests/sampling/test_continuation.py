@@ -268,3 +268,52 @@ def test_one_progress_bar_per_chain(capsys):
         assert f"{total}/{total}" in err
     assert "chain 3" not in err
     assert clf.thin_.max() > 1
+
+
+class CountingSampler:
+    """A stand-in sampler whose draws count its iterations (row ``i`` holds ``i``), so that
+    the kept rows say which iterations were kept."""
+
+    target_acceptance_rate = np.nan
+    max_scale = np.inf
+
+    def init(self, theta0, rng):
+        return {"done": 0, "d": np.asarray(theta0).size}
+
+    def run(self, state, n_iter, rng, where):
+        rows = np.arange(state["done"], state["done"] + n_iter, dtype=float)
+        state["done"] += n_iter
+        return {"draws": np.repeat(rows[:, None], state["d"], axis=1),
+                "accepted": np.ones(n_iter, dtype=bool),
+                "n_data_read": np.ones(n_iter, dtype=np.int64), "lp": rows.copy()}
+
+
+@pytest.mark.parametrize("thin", [1, 3])
+def test_kept_draws_written_in_place_are_those_kept_otherwise(thin):
+    """``run_chain(out=...)`` writes the kept draws chunk by chunk into ``out`` (every
+    ``thin``-th iteration after warm-up, as without it) and the result views it."""
+    n_warmup, n_draws = 20, 97
+    copied = _driver.run_chain(CountingSampler(), np.zeros(2), 0, n_warmup, n_draws, thin)
+    out = np.full((n_draws, 2), np.nan)
+    written = _driver.run_chain(CountingSampler(), np.zeros(2), 0, n_warmup, n_draws, thin,
+                                out=out)
+    expected = n_warmup + thin - 1 + thin * np.arange(n_draws)
+    np.testing.assert_array_equal(copied.draws[:, 0], expected)
+    np.testing.assert_array_equal(written.draws, copied.draws)
+    assert np.shares_memory(written.draws, out) and not np.isnan(out).any()
+    for name in set(copied.stats) - {"seconds"}:  # wall time differs
+        np.testing.assert_array_equal(written.stats[name], copied.stats[name])
+
+
+def test_a_fit_draws_the_same_whether_its_chains_write_in_place(monkeypatch):
+    """Chains in threads write into one array for all; under a backend that copies their
+    arguments (processes, Dask, Ray) their draws are gathered instead: the same draws."""
+    from skbayes_mh._core import fit as fit_module
+
+    X, y = load_breast_cancer(return_X_y=True)
+    settings = dict(n_draws=60, n_warmup=60, n_chains=3, n_jobs=2, random_state=1)
+    in_place = quiet(MinibatchMHLogisticRegression(**settings), X, y)
+    monkeypatch.setattr(fit_module, "runs_in_this_process", lambda: False)
+    gathered = quiet(MinibatchMHLogisticRegression(**settings), X, y)
+    for name in ("coef", "intercept"):
+        np.testing.assert_array_equal(in_place.posterior_[name], gathered.posterior_[name])

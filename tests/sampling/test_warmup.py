@@ -92,3 +92,17 @@ def test_without_transient_updates_the_first_window_tunes_as_before():
     tuner = ScaleTuner()
     tuner.update(sampler, {"accepted": np.zeros(50, dtype=bool)}, 0, N_WINDOWS)
     assert sampler.scale == pytest.approx(4.0 * np.exp(-0.7 * 2.0))
+
+
+def test_pooled_window_moments_are_those_of_all_the_draws():
+    """The per-coordinate shape of a wide model is refined from each window's moments, not
+    its draws: pooled, they are the mean and variances of the windows' draws together."""
+    from skbayes_mh.sampling._tuning import pooled_moments
+
+    rng = np.random.default_rng(0)
+    windows = [rng.normal(loc=k, scale=1 + k, size=(n, 5)) for k, n in enumerate((7, 30, 1, 12))]
+    mean, variances = pooled_moments([(w.shape[0], w.mean(axis=0), w.var(axis=0))
+                                      for w in windows])
+    everything = np.concatenate(windows)
+    np.testing.assert_allclose(mean, everything.mean(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(variances, everything.var(axis=0), rtol=1e-12)
