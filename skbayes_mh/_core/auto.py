@@ -40,16 +40,16 @@ AUTO_FULL_DATA_ESS_PER_CHAIN = 250
 
 #: ``n_warmup="auto"``: warm-up iterations per chain ...
 AUTO_WARMUP = 1000
-#: ... and this many (nutpie's default) where each iteration reads every row at
-#: :data:`AUTO_FULL_DATA_WORK` row-parameter products or more (``thin`` is then 1: a warm-up
-#: iteration costs a kept draw's), the model has at least :data:`AUTO_SHORT_WARMUP_MIN_PARAMS`
-#: parameters and the proposal follows Hamiltonian paths in the Laplace shape. The chains
+#: ... and this many (nutpie's default) for a full-data test with Hamiltonian paths in the
+#: Laplace shape on at least :data:`AUTO_SHORT_WARMUP_MIN_PARAMS` parameters. The chains
 #: start from the Laplace approximation, and the warm-up's draws cannot refine a shape that
 #: wide (they move it by ``n_moves / (n_moves + 20 d)``: under 5% from 1,000 iterations at
 #: 500 parameters), so the warm-up tunes the step and passes the start's transient, which a
-#: few hundred iterations do. Small models keep the long warm-up: their shape does learn
-#: from it (breast cancer, 31 parameters: a 300-iteration warm-up left min bulk ESS
-#: 308-493 against 1,376-1,599). docs/choosing.md has the measurements.
+#: few hundred iterations do: scikit-learn's digits (585 parameters) 12.7-13.5 s -> 8.6-9.2
+#: s, MNIST 1 vs 7 on raw pixels 176-195 s -> 119-123 s, as converged. Small models keep
+#: the long warm-up: their shape does learn from it (breast cancer, 31 parameters: a
+#: 300-iteration warm-up left min bulk ESS 308-493 against 1,376-1,599). docs/choosing.md
+#: has the measurements.
 AUTO_SHORT_WARMUP = 300
 AUTO_SHORT_WARMUP_MIN_PARAMS = 500
 
@@ -132,18 +132,16 @@ def choose_thin(setting, acceptance, n_rows, n_params, n_draws):
     return AutoThin(affordable, ess_goal=AUTO_FULL_DATA_ESS_PER_CHAIN, n_draws=n_draws)
 
 
-def choose_warmup(setting, acceptance, proposal, shaped, n_rows, n_params, schedule=None):
+def choose_warmup(setting, acceptance, proposal, shaped, n_params, schedule=None):
     """``n_warmup``: an int as given; ``"auto"`` :data:`AUTO_SHORT_WARMUP` for a full-data
-    test whose iterations read at least :data:`AUTO_FULL_DATA_WORK` row-parameter products,
-    on at least :data:`AUTO_SHORT_WARMUP_MIN_PARAMS` parameters, with Hamiltonian paths in
-    the Laplace shape (``shaped``, as :func:`choose_proposal` takes it); otherwise, and
+    test with Hamiltonian paths in the Laplace shape (``shaped``, as :func:`choose_proposal`
+    takes it) on at least :data:`AUTO_SHORT_WARMUP_MIN_PARAMS` parameters; otherwise, and
     always with a temperature schedule (its changes must come within the warm-up),
     :data:`AUTO_WARMUP`."""
     if not is_auto(setting):
         return int(setting)
     short = (schedule is None and acceptance.reads_all_rows and proposal.path and shaped
-             and n_params >= AUTO_SHORT_WARMUP_MIN_PARAMS
-             and n_rows * n_params >= AUTO_FULL_DATA_WORK)
+             and n_params >= AUTO_SHORT_WARMUP_MIN_PARAMS)
     return AUTO_SHORT_WARMUP if short else AUTO_WARMUP
 
 

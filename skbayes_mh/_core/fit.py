@@ -150,8 +150,7 @@ def fit_posterior(family, data, prior, acceptance, settings, passes=None, starte
     proposal = choose_proposal(settings.proposal, acceptance, uses_cv, shaped,
                                settings.bounds_proposal)
     settings = replace(settings, n_warmup=choose_warmup(
-        settings.n_warmup, acceptance, proposal, shaped, data.n_rows, d,
-        settings.temperature_schedule))
+        settings.n_warmup, acceptance, proposal, shaped, d, settings.temperature_schedule))
     passes["map_laplace"] = float(target.n_passes)
     sampler_class = sampler_for(acceptance)
     shared = sampler_class.prepare(target, acceptance, uses_cv, passes, settings.n_chains)

@@ -21,10 +21,9 @@ n_draws : int, default=1000
     Draws kept per chain.
 n_warmup : "auto" or int, default="auto"
     Iterations per chain before the first kept draw (adaptation happens here; kept in
-    ``n_warmup_``). ``"auto"``: 1000; 300 where each iteration reads every row at
-    2,000,000 rows x parameters or more, the model has at least 500 parameters and the
-    proposal follows Hamiltonian paths in the Laplace shape (a warm-up iteration costs a
-    kept draw's there, and its draws cannot refine so wide a shape); 1000 with a
+    ``n_warmup_``). ``"auto"``: 1000; 300 where a test reading every row runs
+    Hamiltonian paths in the Laplace shape of a model with at least 500 parameters (the
+    warm-up's draws cannot refine so wide a shape: it tunes the step); 1000 with a
     temperature schedule.
 thin : "auto" or int, default="auto"
     Iterations per kept draw. ``"auto"``: from each chain's autocorrelation time over

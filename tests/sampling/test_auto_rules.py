@@ -1,15 +1,14 @@
 """The ``"auto"`` rules as they read the data's size and width: which test (rows, and rows
 per parameter), where the proposal shape is a full covariance (``N d^2`` and ``d``), and
-how long the warm-up is (``N d``, ``d``, the test and the proposal)."""
+how long the warm-up is (``d``, the test and the proposal)."""
 import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 
 from skbayes_mh import FireflySoftmaxClassifier, MinibatchMHLogisticRegression
-from skbayes_mh._core.auto import (AUTO_EXACT_MAX_ROWS, AUTO_FULL_DATA_WORK,
-                                   AUTO_MIN_ROWS_PER_PARAM, AUTO_SHORT_WARMUP,
-                                   AUTO_SHORT_WARMUP_MIN_PARAMS, AUTO_WARMUP,
-                                   choose_acceptance, choose_warmup)
+from skbayes_mh._core.auto import (AUTO_EXACT_MAX_ROWS, AUTO_MIN_ROWS_PER_PARAM,
+                                   AUTO_SHORT_WARMUP, AUTO_SHORT_WARMUP_MIN_PARAMS,
+                                   AUTO_WARMUP, choose_acceptance, choose_warmup)
 from skbayes_mh.acceptance import resolve_acceptance
 from skbayes_mh.proposals import resolve_proposal
 from skbayes_mh.models._optimize import (FULL_COVARIANCE_MAX_DIM, FULL_COVARIANCE_MAX_WORK,
@@ -56,43 +55,35 @@ def test_a_wide_softmax_gets_a_full_covariance_and_hamiltonian_paths():
     assert np.all(np.isfinite(clf.predict_proba(X)))
 
 
-@pytest.mark.parametrize("test, proposal, shaped, n_rows, n_params, schedule, expected", [
-    ("metropolis", "hmc", True, 13_007, 785, None, AUTO_SHORT_WARMUP),  # MNIST 1 vs 7
-    ("barker", "hmc", True, 4_000, AUTO_SHORT_WARMUP_MIN_PARAMS, None, AUTO_SHORT_WARMUP),
-    ("metropolis", "hmc", True, 569, 31, None, AUTO_WARMUP),          # breast cancer
-    ("metropolis", "hmc", True, 1_347, 650, None, AUTO_WARMUP),       # digits: cheap
-    ("metropolis", "hmc", True, 10**5, 21, None, AUTO_WARMUP),        # narrow
-    ("metropolis", "hmc", True, 13_007, 785, ((0, 10.0), (400, 1.0)), AUTO_WARMUP),
-    ("metropolis", "random_walk", False, 10**5, 20_001, None, AUTO_WARMUP),
-    ("metropolis", "hmc", False, 13_007, 785, None, AUTO_WARMUP),     # per-coordinate shape
-    ("minibatch", "hmc", True, 13_007, 785, None, AUTO_WARMUP),       # reads a minibatch
+@pytest.mark.parametrize("test, proposal, shaped, n_params, schedule, expected", [
+    ("metropolis", "hmc", True, 785, None, AUTO_SHORT_WARMUP),          # MNIST 1 vs 7
+    ("metropolis", "hmc", True, 585, None, AUTO_SHORT_WARMUP),          # digits
+    ("barker", "hmc", True, AUTO_SHORT_WARMUP_MIN_PARAMS, None, AUTO_SHORT_WARMUP),
+    ("barker", "hmc", True, AUTO_SHORT_WARMUP_MIN_PARAMS - 1, None, AUTO_WARMUP),
+    ("metropolis", "hmc", True, 31, None, AUTO_WARMUP),                 # breast cancer
+    ("metropolis", "hmc", True, 785, ((0, 10.0), (400, 1.0)), AUTO_WARMUP),
+    ("metropolis", "random_walk", True, 20_001, None, AUTO_WARMUP),
+    ("metropolis", "mala", True, 785, None, AUTO_WARMUP),               # no paths
+    ("metropolis", "hmc", False, 785, None, AUTO_WARMUP),               # per-coordinate shape
+    ("minibatch", "hmc", True, 785, None, AUTO_WARMUP),                 # reads a minibatch
 ])
-def test_auto_warmup_is_short_only_where_iterations_are_dear_and_the_shape_wide(
-        test, proposal, shaped, n_rows, n_params, schedule, expected):
+def test_auto_warmup_is_short_only_for_wide_shapes_on_paths_under_full_data_tests(
+        test, proposal, shaped, n_params, schedule, expected):
     acceptance, moves = resolve_acceptance(test), resolve_proposal(proposal)
-    assert choose_warmup("auto", acceptance, moves, shaped, n_rows, n_params,
-                         schedule) == expected
-    assert choose_warmup(123, acceptance, moves, shaped, n_rows, n_params, schedule) == 123
-    # The work boundary: one row fewer and the long warm-up.
-    if expected == AUTO_SHORT_WARMUP and n_params == AUTO_SHORT_WARMUP_MIN_PARAMS:
-        rows = -(-AUTO_FULL_DATA_WORK // n_params)
-        assert choose_warmup("auto", acceptance, moves, shaped, rows, n_params) == expected
-        assert choose_warmup("auto", acceptance, moves, shaped, rows - 1,
-                             n_params) == AUTO_WARMUP
-        assert choose_warmup("auto", acceptance, moves, shaped, rows,
-                             n_params - 1) == AUTO_WARMUP
+    assert choose_warmup("auto", acceptance, moves, shaped, n_params, schedule) == expected
+    assert choose_warmup(123, acceptance, moves, shaped, n_params, schedule) == 123
 
 
 @pytest.mark.filterwarnings("ignore:.*may not have converged")
 def test_a_wide_exact_fit_warms_up_for_the_short_rule_and_counts_it():
-    """A sparse design of 4,000 rows and 520 columns (521 parameters, 2,084,000 row-parameter
-    products an iteration) takes the exact test, Hamiltonian paths and the short warm-up,
-    kept in ``n_warmup_`` and counted in ``n_iter_``; a given ``n_warmup`` is kept."""
+    """A sparse design of 600 rows and 520 columns (521 parameters) takes the exact test,
+    Hamiltonian paths and the short warm-up, kept in ``n_warmup_`` and counted in
+    ``n_iter_``; a given ``n_warmup`` is kept."""
     import scipy.sparse as sp
 
     rng = np.random.default_rng(0)
-    X = sp.random_array((4_000, 520), density=0.01, random_state=rng, format="csr")
-    y = (rng.random(4_000) < 0.5).astype(int)
+    X = sp.random_array((600, 520), density=0.02, random_state=rng, format="csr")
+    y = (rng.random(600) < 0.5).astype(int)
     clf = MinibatchMHLogisticRegression(n_draws=10, n_chains=2, random_state=0).fit(X, y)
     assert clf.acceptance_.name == "metropolis" and clf.proposal_.name == "hmc"
     assert clf.n_warmup_ == AUTO_SHORT_WARMUP
