@@ -34,6 +34,20 @@ def save_figures(path):
         Path(path).write_text(json.dumps(FIGURES, indent=1))
 
 
+def pyplot():
+    """``matplotlib.pyplot`` drawing to files (the Agg backend), or None with a notice when
+    matplotlib is not installed."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("(matplotlib not installed: no figure)")
+        return None
+    return plt
+
+
 def table(rows, headers):
     """Print rows as an aligned text table."""
     cells = [[str(h) for h in headers]] + [[str(c) for c in row] for row in rows]

@@ -22,7 +22,7 @@ from skbayes_mh.acceptance import Austerity, ConfidenceSampler, MinibatchBarker
 from _mixture import (histogram_distances, make_mixture_data, mixture_lipschitz,
                                        mixture_log_prior, mixture_loglik, posterior_on_grid)
 
-from _common import FIGURES, json_option, save_figures, table
+from _common import FIGURES, json_option, pyplot, save_figures, table
 
 EDGES_1 = np.linspace(-1.5, 2.5, 41)
 EDGES_2 = np.linspace(-3.0, 3.0, 61)
@@ -30,13 +30,8 @@ OUTPUT = Path(__file__).resolve().parent / "output"
 
 
 def save_histograms(reads, path):
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("(matplotlib not installed: no figure)")
+    plt = pyplot()
+    if plt is None:
         return
     figure, axes = plt.subplots(1, len(reads), figsize=(4 * len(reads), 3.2))
     for ax, (name, n_read) in zip(axes, reads.items()):

@@ -22,7 +22,7 @@ from skbayes_mh import sample
 from skbayes_mh.acceptance import Austerity, ConfidenceSampler, MinibatchBarker
 from _user_models import logistic_lipschitz, logistic_loglik
 
-from _common import FIGURES, json_option, mnist13k, save_figures, table
+from _common import FIGURES, json_option, mnist13k, pyplot, save_figures, table
 
 OUTPUT = Path(__file__).resolve().parent / "output"
 CHECKPOINTS = (0.02, 0.1, 0.25, 0.5, 1.0)
@@ -86,13 +86,8 @@ def main():
     table([[name, *(f"{a:.4f} @ {c / 1e6:.2f}M" for c, a in zip(*curves[name]))] for name in tests],
           ["test", *(f"{int(f * 100)}% of draws" for f in CHECKPOINTS)])
     save_figures(args.json)
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("(matplotlib not installed: no figures)")
+    plt = pyplot()
+    if plt is None:
         return
     OUTPUT.mkdir(exist_ok=True)
     figure, axes = plt.subplots(1, 3, figsize=(12, 3.2))

@@ -31,7 +31,7 @@ from skbayes_mh import sample
 from skbayes_mh.acceptance import CorrectionDistribution, MinibatchBarker
 from _user_models import logistic_loglik
 
-from _common import FIGURES, json_option, mnist13k, mnist_augmented, save_figures, table
+from _common import FIGURES, json_option, mnist13k, mnist_augmented, pyplot, save_figures, table
 
 TEMPERATURE = 100.0
 STEP = 0.05
@@ -116,21 +116,17 @@ def main():
 
 def save_histograms(results, n_rows):
     """The rows each test read, one histogram per setting (the paper's Figure 4)."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("(matplotlib not installed: no figure)")
+    plt = pyplot()
+    if plt is None:
         return
+    from matplotlib.ticker import NullFormatter
     from skbayes_mh.plotting import plot_minibatch_sizes
 
     figure, axes = plt.subplots(1, len(results), figsize=(4.5 * len(results), 3.4),
                                 squeeze=False)
     for ax, (name, result) in zip(axes[0], results.items()):
         plot_minibatch_sizes(result, ax=ax)
-        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_title(name, fontsize=9)
     figure.suptitle(f"MNIST 1 vs 7, {n_rows:,} rows: rows read per test", fontsize=10)
     figure.tight_layout()
