@@ -79,8 +79,9 @@ def _hessian_products(model, theta, vectors, part, begin, end):
     rows ``begin..end-1`` of ``part`` (see :meth:`LinearModel.hessian_times`)."""
     K, E, block = model.n_outputs, model.n_extra, part.block
     n_u = K + E
-    # About 16 MB of per-row products a thread.
-    size = max(1, min(_chunk_rows(n_u, part.n_rows), 2_000_000 // (n_u * vectors.shape[1])))
+    # Four per-row arrays of products (moved, curved and the design's two), about 4 MB each
+    # a thread.
+    size = max(1, min(_chunk_rows(n_u, part.n_rows), 500_000 // (n_u * vectors.shape[1])))
     spec = model.spec(part)
     product = np.zeros_like(vectors)
     values = np.empty(size)

@@ -17,9 +17,12 @@ from ..models._optimize import (LowRankCovariance, full_covariance_affordable,
 #: :meth:`Target.log_posterior_estimates` estimates the sum of the rows' Taylor remainders
 #: on a random subsample of this many rows.
 REMAINDER_ROWS = 5_000
-#: :meth:`Target.log_posteriors` sums a table of rows' log-likelihoods up to this many
-#: entries (80 MB).
+#: :meth:`Target.log_posteriors` sums the rows' log-likelihoods in one thread up to this
+#: many (theta, row) pairs in all (beyond, one full-data pass on every core a theta) ...
 ROW_TABLE_MAX = 10_000_000
+#: ... in tables of at most this many entries (8 MB), so that checking the chains of a wide
+#: fit adds little memory to its draws.
+ROW_TABLE_CHUNK = 1_000_000
 
 
 @dataclass
@@ -147,15 +150,19 @@ class Target:
     def log_posteriors(self, thetas, cv=None):
         """:meth:`log_posterior` at each of ``thetas`` (S, d). With control variates ``cv``
         in use, estimated from them (:meth:`log_posterior_estimates`, no full-data pass);
-        otherwise exact, from a table of every row's log-likelihood at each
-        (:meth:`row_terms`, one kernel call a theta, no threads) when it holds at most
-        :data:`ROW_TABLE_MAX` entries, else one full-data pass each."""
+        otherwise exact, from tables of every row's log-likelihood at some of them
+        (:meth:`row_terms`, one kernel call a theta, no threads; at most
+        :data:`ROW_TABLE_CHUNK` entries a table) when there are at most
+        :data:`ROW_TABLE_MAX` (theta, row) pairs, else one full-data pass each."""
         thetas = np.asarray(thetas, dtype=np.float64)
         if cv is not None and cv[0]:
             return self.log_posterior_estimates(thetas, cv)
         if len(thetas) * self.n_data > ROW_TABLE_MAX:
             return np.array([self.log_posterior(theta) for theta in thetas])
-        loglik = self.row_terms(thetas, n_rows=self.n_data).sum(axis=1)
+        per_table = max(1, ROW_TABLE_CHUNK // max(self.n_data, 1))
+        loglik = np.concatenate([
+            self.row_terms(thetas[start:start + per_table], n_rows=self.n_data).sum(axis=1)
+            for start in range(0, len(thetas), per_table)]) if len(thetas) else np.zeros(0)
         log_prior = np.array([self.prior.log_density(theta)[0] for theta in thetas])
         return self.inv_temperature * loglik + log_prior
 

@@ -13,6 +13,7 @@ from skbayes_mh._core.convergence import (LP_CHECK_MIN_DRAWS, MODE_REACH_NATS,
                                           check_chain_levels)
 from skbayes_mh._core.fit import START_DISPERSION, chain_levels, chain_starts
 from skbayes_mh.models import LogisticModel
+from skbayes_mh.sampling import _target
 
 from _models import linear_target
 
@@ -75,6 +76,16 @@ def test_levels_are_the_exact_log_posterior_at_evenly_spaced_draws(target):
     np.testing.assert_allclose(levels[1, -1], target.log_posterior(draws[1, -1]))
     np.testing.assert_allclose(levels[2, 0], target.log_posterior(draws[2, 0]))
     assert chain_levels(target, draws[:, :3]).shape == (3, 3)  # at most every draw
+
+
+def test_levels_in_small_tables_are_the_same(target, monkeypatch):
+    # 300 rows a theta, tables of at most 700 entries: thetas two at a time, the last alone.
+    rng = np.random.default_rng(2)
+    thetas = target.mean + 0.1 * rng.normal(size=(5, target.n_params))
+    whole = target.log_posteriors(thetas)
+    monkeypatch.setattr(_target, "ROW_TABLE_CHUNK", 700)
+    np.testing.assert_array_equal(target.log_posteriors(thetas), whole)
+    np.testing.assert_allclose(whole, [target.log_posterior(theta) for theta in thetas])
 
 
 def test_tall_data_evaluate_fewer_draws(target, monkeypatch):
