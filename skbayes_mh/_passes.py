@@ -81,14 +81,22 @@ def map_stripes(function, n_rows, chunk=PASS_CHUNK):
     ``function`` reads its rows ``chunk`` at a time (see :func:`chunks`) and returns its
     partial result. The first exception a stripe raises is raised here.
     """
-    ranges = stripes(n_rows, chunk)
-    with _one_pass_at_a_time, share_of_cores() as threads:
-        if min(threads, len(ranges)) <= 1:
-            return [function(start, stop) for start, stop in ranges]
+    with _one_pass_at_a_time:
+        return map_on_cores(lambda stripe: function(*stripe), stripes(n_rows, chunk))
+
+
+def map_on_cores(function, items):
+    """``[function(item) for item in items]``, in order, in as many threads as
+    :func:`share_of_cores` gives (one BLAS thread each); the first exception a call raises is
+    raised here."""
+    items = list(items)
+    with share_of_cores() as threads:
+        threads = min(threads, len(items))
+        if threads <= 1:
+            return [function(item) for item in items]
         with threadpool_limits(limits=1, user_api="blas"), \
-                ThreadPoolExecutor(max_workers=min(threads, len(ranges))) as executor:
-            futures = [executor.submit(function, start, stop) for start, stop in ranges]
-            return [future.result() for future in futures]
+                ThreadPoolExecutor(max_workers=threads) as executor:
+            return list(executor.map(function, items))
 
 
 def add_parts(total, part):
