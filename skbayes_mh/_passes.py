@@ -88,7 +88,21 @@ def map_stripes(function, n_rows, chunk=PASS_CHUNK):
 def map_on_cores(function, items):
     """``[function(item) for item in items]``, in order, in as many threads as
     :func:`share_of_cores` gives (one BLAS thread each); the first exception a call raises is
-    raised here."""
+    raised here.
+
+    Parameters
+    ----------
+    function : callable
+        Called with one item; releases the GIL for the threads to pay (numba kernels,
+        numpy's sorts, scipy's FFTs).
+    items : iterable
+        The calls' arguments, one a call.
+
+    Returns
+    -------
+    list
+        The calls' results, in the items' order.
+    """
     items = list(items)
     with share_of_cores() as threads:
         threads = min(threads, len(items))
