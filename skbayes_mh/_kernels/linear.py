@@ -68,21 +68,37 @@ def _x_dot(X, i, theta, start):
 
     def impl(X, i, theta, start):
         if X.kind == SPARSE:
-            return _sparse_row_dot(X.data, X.indices, X.indptr[i], X.indptr[i + 1], theta,
-                                   start)
+            return sparse_row_dot(X.data, X.indices, X.indptr[i], X.indptr[i + 1], theta,
+                                  start)
         return row_dot(X.dense32, i, theta, start)
     return impl
 
 
 @jit
-def _sparse_row_dot(values, columns, begin, end, theta, start):
+def sparse_row_dot(values, columns, begin, end, theta, start):
     """``sum_p values[p] theta[start + columns[p]]`` over ``p`` in ``begin..end-1`` (a
     function of its own, not inlined by numba: its arrays are borrowed, so a call costs no
-    reference counting)."""
-    total = 0.0
-    for p in range(begin, end):
-        total += values[p] * theta[start + columns[p]]
-    return total
+    reference counting).
+
+    Four running sums, not one: the reads of ``theta`` are scattered, so LLVM does not
+    vectorise the loop, and one sum waits for each addition before the next (MNIST 1 vs
+    7's pixels as CSR: 1.02 ns a stored value against 1.14). Like the dense dot products',
+    only the rounding changes."""
+    total0 = 0.0
+    total1 = 0.0
+    total2 = 0.0
+    total3 = 0.0
+    p = begin
+    while p + 4 <= end:
+        total0 += values[p] * theta[start + columns[p]]
+        total1 += values[p + 1] * theta[start + columns[p + 1]]
+        total2 += values[p + 2] * theta[start + columns[p + 2]]
+        total3 += values[p + 3] * theta[start + columns[p + 3]]
+        p += 4
+    while p < end:
+        total0 += values[p] * theta[start + columns[p]]
+        p += 1
+    return (total0 + total1) + (total2 + total3)
 
 
 def add_row(X, i, scale, out, start):

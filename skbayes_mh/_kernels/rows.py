@@ -16,7 +16,7 @@ from numba.extending import overload
 from ._common import prefetch_row, prefetch_values
 from ._jit import STATUS_BAD_LOGLIK, STATUS_OK, jit
 from .linear import (add_gradient, linear_u, linear_u_pair, linear_u_triple,
-                     quadratic_change)
+                     quadratic_change, sparse_row_dot)
 from .specs import SPARSE, LinearSpec, RowSpec
 
 
@@ -144,8 +144,9 @@ def data_pass(spec, theta, want_grad, gradient, work):
 
     A linear model on float64 data computes its linear predictors ``X W'`` and gradient
     ``X' D`` (``D`` the rows' slopes in ``u``) as matrix products, :data:`BLAS_BLOCK_ROWS`
-    rows at a time (about five times faster than row by row at 1,347 x 60 x 9); float32
-    data (read in place, large), sparse data and a user's rows go row by row."""
+    rows at a time (about five times faster than row by row at 1,347 x 60 x 9); sparse
+    data by each row's stored values (:func:`_sparse_pass`); float32 data (read in place,
+    large) and a user's rows row by row."""
 
 
 @overload(data_pass)
@@ -201,18 +202,70 @@ def _data_pass(spec, theta, want_grad, gradient, work):
             return total, STATUS_OK
         return impl
 
-    def impl(spec, theta, want_grad, gradient, work):
-        total = 0.0
-        for i in range(n_rows(spec)):
-            if want_grad:
-                value = row_loglik_gradient(spec, theta, i, gradient, work)
-            else:
-                value = row_loglik(spec, theta, i, work)
-            if math.isnan(value) or value == math.inf:
-                return math.nan, STATUS_BAD_LOGLIK
-            total += value
-        return total, STATUS_OK
-    return impl
+    if _is(spec, LinearSpec):  # a specs.Matrix: CSR, or float32
+        def impl(spec, theta, want_grad, gradient, work):
+            if spec.X.kind == SPARSE:
+                return _sparse_pass(spec, theta, want_grad, gradient, work)
+            return _row_by_row_pass(spec, theta, want_grad, gradient, work)
+        return impl
+    return lambda spec, theta, want_grad, gradient, work: _row_by_row_pass(
+        spec, theta, want_grad, gradient, work)
+
+
+@jit(inline="always")
+def _row_by_row_pass(spec, theta, want_grad, gradient, work):
+    """:func:`data_pass` one row at a time, through the per-row functions above."""
+    total = 0.0
+    for i in range(n_rows(spec)):
+        if want_grad:
+            value = row_loglik_gradient(spec, theta, i, gradient, work)
+        else:
+            value = row_loglik(spec, theta, i, work)
+        if math.isnan(value) or value == math.inf:
+            return math.nan, STATUS_BAD_LOGLIK
+        total += value
+    return total, STATUS_OK
+
+
+@jit(inline="always")
+def _sparse_pass(spec, theta, want_grad, gradient, work):
+    """:func:`data_pass` over a linear model's CSR rows: each row's stored values read for
+    its ``K`` dot products and, with ``want_grad``, its gradient, while they are in cache.
+    The per-row functions' branches on the layout and calls made a pass of MNIST 1 vs 7
+    (13,007 rows, 1.4 million stored values) take about 4.7 ms against 3.5 here."""
+    u, _, _, d1, d2 = work
+    X = spec.X
+    values, columns, row_starts = X.data, X.indices, X.indptr
+    n_features = X.shape[1]
+    K, E = spec.n_outputs, spec.n_extra
+    width = n_features + spec.intercept
+    order = 1 if want_grad else 0
+    total = 0.0
+    for i in range(X.shape[0]):
+        begin, end = row_starts[i], row_starts[i + 1]
+        for k in range(K):
+            eta = sparse_row_dot(values, columns, begin, end, theta, k * width)
+            if spec.intercept:
+                eta += theta[k * width + n_features]
+            u[k] = eta
+        for e in range(E):
+            u[K + e] = theta[K * width + e]
+        weight = row_weight(spec.weights, i)
+        value = weight * spec.link(u, float(spec.y[i]), spec.params, order, d1, d2)
+        if math.isnan(value) or value == math.inf:
+            return math.nan, STATUS_BAD_LOGLIK
+        total += value
+        if want_grad:
+            for k in range(K):
+                scaled = weight * d1[k]
+                base = k * width
+                for p in range(begin, end):
+                    gradient[base + columns[p]] += scaled * values[p]
+                if spec.intercept:
+                    gradient[base + n_features] += scaled
+            for e in range(E):
+                gradient[K * width + e] += weight * d1[K + e]
+    return total, STATUS_OK
 
 
 def row_terms(spec, theta, theta_prop, cv, i, work):

@@ -133,6 +133,29 @@ def test_a_sparse_fit_takes_the_dense_fit_steps(estimator, settings, kind):
                                rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("estimator, kind", [(MinibatchMHLogisticRegression, "binary"),
+                                             (FireflySoftmaxClassifier, "classes"),
+                                             (RobustTRegression, "real")])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_the_exact_full_data_pass_reads_sparse_rows_as_dense(estimator, kind, fit_intercept):
+    """The exact test's full-data pass over CSR rows (the Hamiltonian paths' gradient:
+    ``K`` outputs, extra parameters, sample weights, with and without intercepts; rows of
+    0 to about 20 stored values, read four at a time and the rest one by one) takes the
+    dense pass's steps."""
+    X = sparse_features(300, 30, seed=4)
+    y = outcomes(kind, X, seed=5)
+    weights = np.random.default_rng(6).integers(1, 4, X.shape[0]).astype(float)
+    settings = dict(acceptance="metropolis", proposal="hmc", fit_intercept=fit_intercept,
+                    random_state=7, **FAST)
+    dense = estimator(**settings).fit(X.toarray(), y, sample_weight=weights)
+    sparse = estimator(**settings).fit(X, y, sample_weight=weights)
+    for name in dense.posterior_.draws:
+        np.testing.assert_allclose(sparse.posterior_[name], dense.posterior_[name],
+                                   rtol=1e-6, atol=1e-9, err_msg=name)
+    np.testing.assert_allclose(sparse.posterior_["lp"], dense.posterior_["lp"], rtol=1e-9)
+    assert np.ptp(np.diff(X.indptr)) >= 8
+
+
 def test_csc_and_other_formats_are_read_as_csr():
     X = sparse_features(300, 5, seed=4)
     y = outcomes("binary", X, seed=5)
