@@ -131,7 +131,8 @@ def block_width(spec):
 
 
 @jit(inline="always")
-def _set_extra(spec, theta, u):
+def set_extra(spec, theta, u):
+    """``u[K:]``: the extra parameters, as they are in ``theta``."""
     start = spec.n_outputs * block_width(spec)
     for e in range(spec.n_extra):
         u[spec.n_outputs + e] = theta[start + e]
@@ -148,7 +149,7 @@ def linear_u(spec, theta, i, u):
         if spec.intercept:
             eta += theta[base + n_features]
         u[k] = eta
-    _set_extra(spec, theta, u)
+    set_extra(spec, theta, u)
 
 
 @jit(inline="always")
@@ -165,8 +166,8 @@ def linear_u_pair(spec, theta, theta_prop, i, u, u_prop):
             b += theta_prop[base + n_features]
         u[k] = a
         u_prop[k] = b
-    _set_extra(spec, theta, u)
-    _set_extra(spec, theta_prop, u_prop)
+    set_extra(spec, theta, u)
+    set_extra(spec, theta_prop, u_prop)
 
 
 @jit(inline="always")
