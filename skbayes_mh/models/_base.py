@@ -386,10 +386,10 @@ class LinearModel:
 
     def low_rank_laplace(self, data, prior, inv_temperature, theta, variances, rank,
                          random_state=0):
-        """The low-rank-plus-diagonal Laplace covariance at ``theta`` (the MAP): the ``rank``
-        directions in which the tempered likelihood's curvature departs most from the
-        prior's (:func:`~skbayes_mh.models._optimize.low_rank_laplace`); a coordinate
-        without prior curvature is scaled by its diagonal Laplace ``variances``.
+        """The low-rank-plus-diagonal Laplace covariance at ``theta`` (the MAP): ``rank``
+        directions exact, on the prior's diagonal (where a coordinate has no prior
+        curvature: its diagonal Laplace ``variances``) or on the diagonal Laplace's, whichever
+        leaves the smaller spread (:func:`~skbayes_mh.models._optimize.low_rank_laplace`).
 
         Returns
         -------
@@ -400,7 +400,7 @@ class LinearModel:
             return (prior.precision_times(theta, vectors)
                     - inv_temperature * self.hessian_times(data, theta, vectors))
         return low_rank_laplace(precision_times, _prior_scales(prior, theta, variances), rank,
-                                random_state=random_state)
+                                random_state=random_state, diagonal_sd=np.sqrt(variances))
 
     def _add_hessian(self, data, start, stop, curvature, hessian, full):
         K, E, block = self.n_outputs, self.n_extra, data.block

@@ -10,6 +10,7 @@ import scipy.sparse as sp
 from skbayes_mh._data import kernel_csr
 from skbayes_mh._validation import read_only
 from skbayes_mh.models import FAMILIES, LinearData
+from skbayes_mh.models import _optimize
 from skbayes_mh.models._optimize import LowRankCovariance, low_rank_laplace
 from skbayes_mh.models._prior import GAUSSIAN, BuiltinPrior
 from skbayes_mh.sampling import Shape, Target
@@ -75,6 +76,60 @@ def test_randomized_low_rank_laplace_is_exact_for_a_low_rank_likelihood():
     np.testing.assert_allclose(covariance.basis @ covariance.basis.T, np.eye(r), atol=1e-12)
     np.testing.assert_allclose(_dense(covariance), np.linalg.inv(H), rtol=1e-8, atol=1e-12)
     np.testing.assert_allclose(covariance.variances(), np.diag(np.linalg.inv(H)), rtol=1e-8)
+
+
+def test_the_prior_diagonal_is_kept_where_the_likelihood_is_low_rank():
+    # Offered the diagonal Laplace's scales too, the shape stays the exact one on the prior's.
+    rng = np.random.default_rng(3)
+    d, r = 60, 6
+    prior_precision = rng.uniform(0.5, 4.0, size=d)
+    B = rng.normal(size=(d, r)) * np.array([30.0, 10.0, 5.0, 2.0, 1.0, 0.5])
+    H = np.diag(prior_precision) + B @ B.T
+    covariance, _ = low_rank_laplace(lambda V: H @ V, 1 / np.sqrt(prior_precision), r,
+                                     diagonal_sd=1 / np.sqrt(np.diag(H)))
+    np.testing.assert_allclose(_dense(covariance), np.linalg.inv(H), rtol=1e-8, atol=1e-12)
+
+
+def _whitened_spectrum(covariance, H):
+    """The eigenvalues of ``L' H L`` for the shape's factor ``L`` (``C = L L'``)."""
+    U, g = covariance.basis, covariance.gain
+    L = covariance.sd[:, None] * (np.eye(H.shape[0]) + U.T @ ((g - 1)[:, None] * U))
+    return np.linalg.eigvalsh(L.T @ H @ L)
+
+
+def _collinear_precision(d=400, seed=11):
+    """A precision like a bag of words': each coordinate's own scale spread over four
+    decades, correlations that leave the Jacobi-whitened spectrum in [0.2, 3], and at each
+    end one direction outside it (a contrast of collinear columns only the prior pins
+    down, 0.004; a common direction, 60)."""
+    rng = np.random.default_rng(seed)
+    Q = np.linalg.qr(rng.normal(size=(d, d)))[0]
+    spectrum = np.concatenate([[0.004], rng.uniform(0.2, 3.0, d - 2), [60.0]])
+    whitened = (Q * spectrum) @ Q.T
+    scale = 1 / np.sqrt(np.diag(whitened))  # unit diagonal after Jacobi's scaling
+    whitened = scale[:, None] * whitened * scale[None, :]
+    sd = 10.0 ** rng.uniform(-2, 2, size=d)
+    return whitened / sd[:, None] / sd[None, :], sd
+
+
+def test_collinear_columns_take_the_diagonal_laplace_and_both_ends_of_its_spectrum():
+    H, _ = _collinear_precision()
+    jacobi = 1 / np.sqrt(np.diag(H))
+    prior_sd = 10 * jacobi.max() * np.ones(H.shape[0])  # a vague prior
+    exact = np.linalg.eigvalsh(jacobi[:, None] * H * jacobi[None, :])
+    # The best any split of 8 directions between the two ends can leave: both outliers out.
+    best = min(exact[-1 - (8 - i)] / exact[i] for i in range(9))
+    prior_only, _ = low_rank_laplace(lambda V: H @ V, prior_sd, 8)
+    covariance, passes = low_rank_laplace(lambda V: H @ V, prior_sd, 8, diagonal_sd=jacobi)
+    spectrum = _whitened_spectrum(covariance, H)
+    # Both outliers gone, the rest scaled so that its widest direction is the unit (the
+    # Lanczos estimate of the smallest eigenvalue left is within its 10% tolerance).
+    assert spectrum[-1] / spectrum[0] <= 1.2 * best
+    assert 0.9 <= spectrum[0] <= 1.1
+    prior_spectrum = _whitened_spectrum(prior_only, H)
+    assert prior_spectrum[-1] / prior_spectrum[0] > 100 * best
+    # Range finder and Lanczos steps, then the Ritz pairs on both: every product counted.
+    assert passes == 3 + 3 + _optimize.LOW_RANK_LANCZOS_STEPS - 1
 
 
 def test_low_rank_shape_factor_and_scales():
