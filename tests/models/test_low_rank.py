@@ -64,30 +64,29 @@ def _dense(covariance):
     return D @ (np.eye(covariance.sd.size) + U.T @ np.diag(g**2 - 1) @ U) @ D
 
 
-def test_randomized_low_rank_laplace_is_exact_for_a_low_rank_likelihood():
-    # H = P + B B' with B of rank 6: the 6 directions found make the covariance H^-1 exactly.
-    rng = np.random.default_rng(3)
-    d, r = 60, 6
+def _low_rank_likelihood(d=60, r=6, seed=3):
+    """``H = P + B B'`` with ``B`` of rank ``r``: the prior's diagonal precision ``P`` and
+    ``H``."""
+    rng = np.random.default_rng(seed)
     prior_precision = rng.uniform(0.5, 4.0, size=d)
     B = rng.normal(size=(d, r)) * np.array([30.0, 10.0, 5.0, 2.0, 1.0, 0.5])
-    H = np.diag(prior_precision) + B @ B.T
-    covariance, passes = low_rank_laplace(lambda V: H @ V, 1 / np.sqrt(prior_precision), r)
-    assert passes == 3
+    return prior_precision, np.diag(prior_precision) + B @ B.T
+
+
+@pytest.mark.parametrize("offered_jacobi", [False, True], ids=["prior", "prior-or-jacobi"])
+def test_randomized_low_rank_laplace_is_exact_for_a_low_rank_likelihood(offered_jacobi):
+    # The 6 directions found make the covariance H^-1 exactly; offered the diagonal
+    # Laplace's scales too, the shape stays this exact one on the prior's.
+    prior_precision, H = _low_rank_likelihood()
+    r = 6
+    covariance, passes = low_rank_laplace(
+        lambda V: H @ V, 1 / np.sqrt(prior_precision), r,
+        diagonal_sd=1 / np.sqrt(np.diag(H)) if offered_jacobi else None)
+    if not offered_jacobi:
+        assert passes == 3
     np.testing.assert_allclose(covariance.basis @ covariance.basis.T, np.eye(r), atol=1e-12)
     np.testing.assert_allclose(_dense(covariance), np.linalg.inv(H), rtol=1e-8, atol=1e-12)
     np.testing.assert_allclose(covariance.variances(), np.diag(np.linalg.inv(H)), rtol=1e-8)
-
-
-def test_the_prior_diagonal_is_kept_where_the_likelihood_is_low_rank():
-    # Offered the diagonal Laplace's scales too, the shape stays the exact one on the prior's.
-    rng = np.random.default_rng(3)
-    d, r = 60, 6
-    prior_precision = rng.uniform(0.5, 4.0, size=d)
-    B = rng.normal(size=(d, r)) * np.array([30.0, 10.0, 5.0, 2.0, 1.0, 0.5])
-    H = np.diag(prior_precision) + B @ B.T
-    covariance, _ = low_rank_laplace(lambda V: H @ V, 1 / np.sqrt(prior_precision), r,
-                                     diagonal_sd=1 / np.sqrt(np.diag(H)))
-    np.testing.assert_allclose(_dense(covariance), np.linalg.inv(H), rtol=1e-8, atol=1e-12)
 
 
 def _whitened_spectrum(covariance, H):
