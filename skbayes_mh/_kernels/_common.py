@@ -145,3 +145,12 @@ def keep_alive(owners):
 def borrow_workspace(work):
     """:func:`borrow` each of the five scratch arrays of ``rows.make_workspace``."""
     return (borrow(work[0]), borrow(work[1]), borrow(work[2]), borrow(work[3]), borrow(work[4]))
+
+
+@jit(inline="always")
+def copy_into(out, values):
+    """``out[:] = values`` for 1-D arrays of one length, as a loop: numba's slice assignment
+    from an array compiles a formatted shape-mismatch message (its string machinery, a few
+    seconds of every kernel's compilation) that equal lengths never need."""
+    for j in range(values.shape[0]):
+        out[j] = values[j]

@@ -30,7 +30,7 @@ from collections import namedtuple
 import numpy as np
 from numba import types
 
-from ._common import borrow, borrow_workspace, keep_alive, log_expm1
+from ._common import borrow, borrow_workspace, copy_into, keep_alive, log_expm1
 from ._jit import (BOOL, F8, I8, MATRIX, RNG, STATUS_BAD_LOGLIK,
                    STATUS_OK, VECTOR, by_data_layout, entry_kernel, jit, readonly)
 from .linear import add_gradient, block_width, linear_u
@@ -222,7 +222,7 @@ def _make_bright(spec, bright_rows, bright_bits, state, point_diff, point_slope,
     point_diff[p] = diff
     if want_grad:
         add_gradient(spec, i, slope, 1.0 / -math.expm1(-diff), gradient)
-        point_slope[p] = slope
+        copy_into(point_slope[p], slope)
     state[0] = p + 1
     return log_expm1(diff)
 
@@ -328,7 +328,7 @@ def firefly_loop(spec, prior, bound, proposal, inv_temperature, update, chain, r
         for p in range(state[0]):
             point_diff[p] = diffs[p]
             if want_grad:
-                point_slope[p] = slopes[p]
+                copy_into(point_slope[p], slopes[p])
     # The bright points' part of the log pseudo-posterior, from the cached differences (no
     # queries), then kept current through every move and brightness change.
     bright_part = 0.0
@@ -362,16 +362,16 @@ def firefly_loop(spec, prior, bound, proposal, inv_temperature, update, chain, r
                 if math.log(rng.random()) < log_ratio:
                     accepted = True
                     value = proposed
-                    theta[:] = proposal_point
+                    copy_into(theta, proposal_point)
                     if want_grad:
-                        gradient[:] = proposal_gradient
+                        copy_into(gradient, proposal_gradient)
         if accepted:
             bright_part = 0.0
             for p in range(n_bright):
                 point_diff[p] = diffs[p]
                 bright_part += log_expm1(diffs[p])
                 if want_grad:
-                    point_slope[p] = slopes[p]
+                    copy_into(point_slope[p], slopes[p])
             collapsed_part = value - bright_part
 
         # Brightness update given theta: one Metropolis-Hastings update of every z_n from
@@ -438,7 +438,7 @@ def firefly_loop(spec, prior, bound, proposal, inv_temperature, update, chain, r
                     state[0] -= 1
                     _move(bright_rows, point_diff, point_slope, want_grad, state[0], p)
         value = collapsed_part + bright_part
-        out_draws[it] = theta
+        copy_into(out_draws[it], theta)
         out_accepted[it] = accepted
         out_queries[it] = queries
         out_bright[it] = state[0]

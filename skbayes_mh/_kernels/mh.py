@@ -32,7 +32,7 @@ from .minibatch import minibatch_barker_decide
 from .priors import log_prior_and_gradient
 from .proposals import (HMC, MALA, hmc_step_count, propose, proposal_log_ratio,
                         shape_times, shape_transpose_times)
-from ._common import borrow, borrow_workspace, keep_alive
+from ._common import borrow, borrow_workspace, copy_into, keep_alive
 from .pool import DENSE_POOL_MAX_ROWS, POOL, make_pool
 from .rows import data_pass, make_workspace, n_rows, spec_log_prior
 from .slice import register_target, slice_update
@@ -370,13 +370,13 @@ def mh_loop(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace,
             if status != STATUS_OK:
                 return status, it
             if accepted:
-                theta[:] = theta_prop
+                copy_into(theta, theta_prop)
                 log_prior_current = prior_prop
                 loglik_current = loglik_prop
                 proxy_current = proxy_prop
                 if want_grad:
-                    gradient[:] = gradient_prop
-        out_draws[it] = theta
+                    copy_into(gradient, gradient_prop)
+        copy_into(out_draws[it], theta)
         out_accepted[it] = accepted
         out_n_read[it] = n_read
         out_lp[it] = log_prior_current + loglik_current * inv_temperature
@@ -419,7 +419,7 @@ def slice_loop(spec, prior, proposal, inv_temperature, chain, rng, trace):
             return status, it
         # The last evaluation was at the returned theta.
         loglik_current, log_prior_current = last[0], last[1]
-        out_draws[it] = theta
+        copy_into(out_draws[it], theta)
         out_accepted[it] = accepted
         out_n_read[it] = pending_reads + n_evaluations * n
         pending_reads = 0
