@@ -135,7 +135,8 @@ def low_rank_laplace(precision_times, sd, rank, power_iterations=1, random_state
     values, vectors, products = _top_eigenpairs(whitened, sd.size, rank, power_iterations,
                                                 rng)
     # 1 is a lower bound of the prior-whitened spectrum (H >= the prior's precision); the
-    # (rank + 1)-th value found bounds what is left from above.
+    # (rank + 1)-th value found estimates the largest left (a Ritz value from a randomized
+    # basis: at most the true (rank + 1)-th eigenvalue, so an estimate, not a bound).
     spread = max(values[rank], 1.0) if values.size > rank else 1.0
     best = (spread, sd, vectors[:, :rank], values[:rank])
     if diagonal_sd is not None and rank < sd.size:  # (with every direction: exact as it is)
