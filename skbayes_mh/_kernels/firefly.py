@@ -245,7 +245,7 @@ def _move(bright_rows, point_diff, point_slope, want_grad, source, destination):
     bright_rows[destination] = bright_rows[source]
     point_diff[destination] = point_diff[source]
     if want_grad:
-        point_slope[destination] = point_slope[source]
+        copy_into(point_slope[destination], point_slope[source])
 
 
 @jit
