@@ -8,7 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._dask import gather, is_dask_array, map_dask_parts, take_rows
-from ._passes import add_parts, chunks, map_stripes, sum_stripes
+from ._passes import add_parts, chunks, column_slices, map_stripes, sum_stripes
 from ._validation import read_only
 
 
@@ -138,15 +138,29 @@ class LinearData:
             return self.X[start:stop]
         return np.asarray(self.X[start:stop], dtype=np.float64)
 
-    def design_sum(self, start, stop, values):
+    def design_sum(self, start, stop, values, out=None):
         """``sum_r values[r] [x_r, 1]`` over rows ``start..stop-1`` (the 1 with an intercept);
-        ``values`` of shape (rows,) or (rows, m) gives (block,) or (block, m)."""
+        ``values`` of shape (rows,) or (rows, m) gives (block,) or (block, m).
+
+        With ``out`` (of that shape) the sum is added into it, a few columns at a time, so
+        that no temporary of ``out``'s size is made (a low-rank Laplace's blocks of vectors
+        are tens of MB on wide data)."""
         X = self.rows(start, stop)
-        total = np.asarray(X.T @ values)
+        if out is None:
+            total = np.asarray(X.T @ values)
+            if self.intercept:
+                total = np.concatenate([total, values.sum(axis=0)[None] if values.ndim > 1
+                                        else [values.sum()]])
+            return total
+        n_features = X.shape[1]
+        if values.ndim == 1:
+            out[:n_features] += np.asarray(X.T @ values)
+        else:
+            for columns in column_slices(n_features, values.shape[1]):
+                out[:n_features, columns] += np.asarray(X.T @ values[:, columns])
         if self.intercept:
-            total = np.concatenate([total, values.sum(axis=0)[None] if values.ndim > 1
-                                    else [values.sum()]])
-        return total
+            out[n_features] += values.sum(axis=0)
+        return out
 
     def design_times(self, start, stop, coefficients):
         """``[x_r, 1] @ coefficients`` for rows ``start..stop-1`` (the 1 with an intercept):

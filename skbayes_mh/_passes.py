@@ -9,7 +9,9 @@ stay at a few MB per thread whatever the data's size: data on disk (``np.memmap`
 where they are, never loaded whole.
 """
 import contextlib
+import ctypes
 import os
+import sys
 import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
@@ -21,6 +23,9 @@ from threadpoolctl import threadpool_limits
 
 #: Rows per chunk of a full-data pass (bounds the temporaries at a few MB per column).
 PASS_CHUNK = 65_536
+#: Column groups of a block of vectors (:func:`column_slices`) take at most about this many
+#: bytes.
+BLOCK_TEMPORARY_BYTES = 1 << 20
 #: Contiguous stripes per pass: the unit of parallel work, and of the summation order.
 PASS_STRIPES = 32
 
@@ -34,6 +39,25 @@ def pass_threads():
     except AttributeError:  # not on Linux
         cores = os.cpu_count() or 1
     return max(1, min(cores, int(numba.config.NUMBA_NUM_THREADS)))
+
+
+def return_freed_memory():
+    """Give the memory the passes' threads freed back to the system (glibc on Linux:
+    ``malloc_trim``); elsewhere nothing.
+
+    glibc keeps a pool (an arena) of freed memory for each thread that allocated; the
+    setup's passes free tens of MB of blocks in their threads, which the process would
+    otherwise keep through the whole sampling run (measured on a 100,000 x 20,000 bag of
+    words: about 190 MB kept, 16 MB of it live). Returns whether memory was returned.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        trim = ctypes.CDLL(None).malloc_trim  # the C library this process runs on
+    except (OSError, AttributeError):  # not glibc (e.g. musl)
+        return False
+    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+    return bool(trim(0))
 
 
 _sharing = threading.Lock()
@@ -67,6 +91,15 @@ def stripes(n_rows, chunk=PASS_CHUNK, n_stripes=PASS_STRIPES):
     per_stripe = -(-n_chunks // min(n_stripes, n_chunks))
     edges = list(range(0, n_rows, per_stripe * chunk)) + [n_rows]
     return list(zip(edges[:-1], edges[1:])) if n_rows else []
+
+
+def column_slices(n_rows, n_columns):
+    """Slices of consecutive columns of an ``(n_rows, n_columns)`` float64 block, each taking
+    at most about :data:`BLOCK_TEMPORARY_BYTES` (at least one column): for working on blocks
+    of vectors (a low-rank Laplace's are tens of MB on wide data) without temporaries of
+    their size."""
+    group = max(1, BLOCK_TEMPORARY_BYTES // (8 * max(1, n_rows)))
+    return [slice(first, first + group) for first in range(0, n_columns, group)]
 
 
 def chunks(start, stop, chunk=PASS_CHUNK):

@@ -14,6 +14,7 @@ import numpy as np
 from scipy import stats
 from sklearn.utils import Bunch
 
+from .._passes import return_freed_memory
 from ..sampling import (Progress, ScaleTuner, Shape, Target, chain_seeds, continue_chain,
                         interruptible, run_chain, run_in_parallel, sampler_for)
 from ..sampling._parallel import WorkerLost, runs_in_this_process
@@ -158,6 +159,7 @@ def fit_posterior(family, data, prior, acceptance, settings, passes=None, starte
         gathered = data.gathered()
         target.data, target.spec = gathered, family.spec(gathered)
     data_passes = Bunch(**passes, total=float(sum(passes.values())))
+    return_freed_memory()  # the setup's blocks, before the draws are allocated
     setup_time = time.perf_counter() - started
     seeds = chain_seeds(settings.random_state, settings.n_chains)
     thin = choose_thin(settings.thin, acceptance, data.n_rows, d, settings.n_draws)

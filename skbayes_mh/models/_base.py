@@ -101,7 +101,7 @@ def _hessian_products(model, theta, vectors, part, begin, end):
         moved[:, K:] = vectors[K * block:]
         curved = np.einsum("rab,rbm->ram", curvatures[:rows], moved)
         for k in range(K):
-            product[k * block:(k + 1) * block] += part.design_sum(start, stop, curved[:, k])
+            part.design_sum(start, stop, curved[:, k], out=product[k * block:(k + 1) * block])
         product[K * block:] += curved[:, K:].sum(axis=0)
     return (product,)
 
@@ -397,8 +397,11 @@ class LinearModel:
         n_passes : int
         """
         def precision_times(vectors):
-            return (prior.precision_times(theta, vectors)
-                    - inv_temperature * self.hessian_times(data, theta, vectors))
+            # In place, the prior's product made after the pass: the (d, m) blocks are tens
+            # of MB on wide data, and a pass holds a few of them already.
+            product = self.hessian_times(data, theta, vectors)
+            product *= -inv_temperature
+            return prior.precision_times(theta, vectors, out=product)
         return low_rank_laplace(precision_times, _prior_scales(prior, theta, variances), rank,
                                 random_state=random_state, diagonal_sd=np.sqrt(variances))
 

@@ -5,6 +5,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize
 
+from .._passes import column_slices
+
 #: The Laplace approximation (and so the proposal shape and the control variates' Hessian)
 #: is a full covariance while that is affordable: at most this many parameters (a d x d
 #: matrix is 128 MB there, and a fit holds a few) ...
@@ -158,7 +160,11 @@ def low_rank_laplace(precision_times, sd, rank, power_iterations=1, random_state
 
 def _whitened_precision(precision_times, sd):
     """``v -> D H D v`` with ``D = diag(sd)``, for blocks ``(d, m)``."""
-    return lambda vectors: sd[:, None] * precision_times(sd[:, None] * vectors)
+    def whitened(vectors):
+        product = precision_times(sd[:, None] * vectors)
+        product *= sd[:, None]
+        return product
+    return whitened
 
 
 def _range_basis(operator, d, m, power_iterations, rng, shift=0.0):
@@ -185,7 +191,11 @@ def _ritz_pairs(operator, basis):
     projected = basis.T @ product
     values, coordinates = np.linalg.eigh(0.5 * (projected + projected.T))
     vectors = basis @ coordinates
-    residuals = np.linalg.norm(product @ coordinates - vectors * values, axis=0)
+    # A few columns at a time: no (d, m) temporaries beside the three blocks held.
+    residuals = np.empty(values.size)
+    for cut in column_slices(*basis.shape):
+        residuals[cut] = np.linalg.norm(product @ coordinates[:, cut]
+                                        - vectors[:, cut] * values[cut], axis=0)
     return values, vectors, residuals
 
 
@@ -215,6 +225,7 @@ def _both_ends(operator, d, rank, power_iterations, rng):
     if m < d:
         krylov, steps = _lanczos_basis(operator, d, LOW_RANK_LANCZOS_STEPS, rng)
         basis = np.linalg.qr(np.column_stack([basis, krylov]))[0]
+        del krylov  # not held through the next pass
         products += steps
     values, vectors, residuals = _ritz_pairs(operator, basis)
     n_bottom = min(LOW_RANK_MAX_BOTTOM, rank) + 1

@@ -5,6 +5,7 @@ import numpy as np
 
 from .._kernels.priors import GAUSSIAN, LAPLACE, LOG_SCALE, NO_PRIOR, log_prior_and_gradient
 from .._kernels.specs import Prior
+from .._passes import column_slices
 
 __all__ = ["BuiltinPrior", "GAUSSIAN", "LAPLACE", "LOG_SCALE", "NO_PRIOR"]
 
@@ -105,14 +106,20 @@ class BuiltinPrior:
                 precision[start:stop, start:stop] += weight * np.outer(direction, direction)
         return self.power * precision
 
-    def precision_times(self, theta, vectors):
-        """The precision at ``theta`` times ``vectors`` of shape (d, m), in ``O(d m)``."""
+    def precision_times(self, theta, vectors, out=None):
+        """The precision at ``theta`` times ``vectors`` of shape (d, m), in ``O(d m)``; with
+        ``out`` (d, m) added into it, a few columns at a time (no temporary of its size)."""
         diag, rank_ones = self._precision_terms(theta)
-        product = diag[:, None] * vectors
+        diag = self.power * diag
+        if out is None:
+            out = np.zeros(vectors.shape)
+        for cut in column_slices(*vectors.shape):
+            out[:, cut] += diag[:, None] * vectors[:, cut]
         for weight, start, stop in rank_ones:
             direction = np.append(self.means, 1.0)
-            product[start:stop] += weight * np.outer(direction, direction @ vectors[start:stop])
-        return self.power * product
+            out[start:stop] += (self.power * weight) * np.outer(direction,
+                                                                direction @ vectors[start:stop])
+        return out
 
 
 def gaussian_or_laplace(name):

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from skbayes_mh import _passes
 from skbayes_mh._data import kernel_csr
 from skbayes_mh._validation import read_only
 from skbayes_mh.models import FAMILIES, LinearData
@@ -34,9 +35,13 @@ def _family_data(family, sparse, n_rows=80, n_features=5, seed=0):
     return LinearData(X, read_only(y), read_only(np.zeros(0)), True)
 
 
+@pytest.mark.parametrize("grouped", [False, True], ids=["one-block", "two-columns"])
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
 @pytest.mark.parametrize("name", sorted(FAMILIES))
-def test_hessian_times_vectors_is_the_full_hessian_times_them(name, sparse):
+def test_hessian_times_vectors_is_the_full_hessian_times_them(name, sparse, grouped,
+                                                              monkeypatch):
+    if grouped:  # the design's sums added two columns at a time (as on wide data)
+        monkeypatch.setattr(_passes, "BLOCK_TEMPORARY_BYTES", 2 * 8 * 5)
     family = FAMILIES[name](**EXAMPLES.get(name, {}))
     data = _family_data(family, sparse)
     d = family.n_params(data)
@@ -48,7 +53,24 @@ def test_hessian_times_vectors_is_the_full_hessian_times_them(name, sparse):
                                rtol=1e-10, atol=1e-10 * np.abs(hessian).max())
 
 
-def test_prior_precision_times_vectors():
+def test_ritz_residuals_in_column_groups_are_the_residuals(monkeypatch):
+    monkeypatch.setattr(_passes, "BLOCK_TEMPORARY_BYTES", 4 * 8 * 60)  # four columns a group
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=(60, 60))
+    operator = a @ a.T
+    basis = np.linalg.qr(rng.normal(size=(60, 11)))[0]
+    values, vectors, residuals = _optimize._ritz_pairs(lambda v: operator @ v, basis)
+    projected = basis.T @ operator @ basis
+    np.testing.assert_allclose(values, np.linalg.eigvalsh(projected), rtol=1e-10)
+    expected = np.linalg.norm(operator @ vectors - vectors * values, axis=0)
+    np.testing.assert_allclose(residuals, expected, rtol=1e-8, atol=1e-10 * values.max())
+    assert residuals.max() > 1.0  # a subspace, not invariant: the residuals are not zero
+
+
+@pytest.mark.parametrize("grouped", [False, True], ids=["one-block", "one-column"])
+def test_prior_precision_times_vectors(grouped, monkeypatch):
+    if grouped:
+        monkeypatch.setattr(_passes, "BLOCK_TEMPORARY_BYTES", 8)
     means = np.array([3.0, -1.0])
     scales = np.array([1.0, 2.0, 5.0, 0.5, 1.5, 4.0])
     prior = BuiltinPrior(GAUSSIAN, scales, means=means, n_outputs=2, block=3, intercept=True)
@@ -56,6 +78,11 @@ def test_prior_precision_times_vectors():
     vectors = np.random.default_rng(2).normal(size=(6, 4))
     np.testing.assert_allclose(prior.precision_times(theta, vectors),
                                prior.precision(theta) @ vectors, rtol=1e-12, atol=1e-12)
+    prior.power = 0.4  # a tempered prior; added into ``out``
+    out = np.ones((6, 4))
+    assert prior.precision_times(theta, vectors, out=out) is out
+    np.testing.assert_allclose(out, 1.0 + prior.precision(theta) @ vectors,
+                               rtol=1e-12, atol=1e-12)
 
 
 def _dense(covariance):
