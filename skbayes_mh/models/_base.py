@@ -8,7 +8,7 @@ from functools import partial
 import numpy as np
 
 from .._kernels._jit import STATUS_OK
-from .._passes import PASS_CHUNK, chunks
+from .._passes import PASS_CHUNK, chunks, return_freed_memory
 from .._validation import check_dense_matrix
 from .._kernels.firefly import bound_coefficients
 from .._kernels.passes import linear_derivatives
@@ -401,7 +401,10 @@ class LinearModel:
             # of MB on wide data, and a pass holds a few of them already.
             product = self.hessian_times(data, theta, vectors)
             product *= -inv_temperature
+            if vectors.shape[1] > 1:  # the pass's blocks, freed in its threads' arenas
+                return_freed_memory()
             return prior.precision_times(theta, vectors, out=product)
+        return_freed_memory()  # the MAP search's passes' (large chunks of rows, in threads)
         return low_rank_laplace(precision_times, _prior_scales(prior, theta, variances), rank,
                                 random_state=random_state, diagonal_sd=np.sqrt(variances))
 

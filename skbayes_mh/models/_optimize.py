@@ -3,6 +3,7 @@ evaluate its negative log posterior with derivatives in full-data passes."""
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.linalg
 from scipy.optimize import minimize
 
 from .._passes import column_slices
@@ -161,7 +162,9 @@ def low_rank_laplace(precision_times, sd, rank, power_iterations=1, random_state
 def _whitened_precision(precision_times, sd):
     """``v -> D H D v`` with ``D = diag(sd)``, for blocks ``(d, m)``."""
     def whitened(vectors):
-        product = precision_times(sd[:, None] * vectors)
+        # C order whatever the vectors' (a pass reads rows of it: a QR's Fortran-ordered
+        # basis would be copied again there).
+        product = precision_times(np.multiply(sd[:, None], vectors, order="C"))
         product *= sd[:, None]
         return product
     return whitened
@@ -224,8 +227,14 @@ def _both_ends(operator, d, rank, power_iterations, rng):
     products = power_iterations + 2
     if m < d:
         krylov, steps = _lanczos_basis(operator, d, LOW_RANK_LANCZOS_STEPS, rng)
-        basis = np.linalg.qr(np.column_stack([basis, krylov]))[0]
-        del krylov  # not held through the next pass
+        # Stacked in Fortran order and factored in place (LAPACK's layout): numpy's qr
+        # would hold three more copies of the stack, tens of MB each on wide data.
+        stacked = np.empty((d, basis.shape[1] + krylov.shape[1]), order="F")
+        stacked[:, :basis.shape[1]], stacked[:, basis.shape[1]:] = basis, krylov
+        del basis, krylov
+        basis = scipy.linalg.qr(stacked, mode="economic", overwrite_a=True,
+                                check_finite=False)[0]
+        del stacked
         products += steps
     values, vectors, residuals = _ritz_pairs(operator, basis)
     n_bottom = min(LOW_RANK_MAX_BOTTOM, rank) + 1

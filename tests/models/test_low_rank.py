@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from skbayes_mh import _passes
+from skbayes_mh import _data, _passes
 from skbayes_mh._data import kernel_csr
 from skbayes_mh._validation import read_only
 from skbayes_mh.models import FAMILIES, LinearData
@@ -234,3 +234,19 @@ def test_a_low_rank_fit_samples_the_full_covariance_fits_posterior(monkeypatch):
     low = MinibatchMHLogisticRegression(**settings).fit(X, y)
     assert low.proposal_.name == full.proposal_.name == "hmc"
     assert_same_posterior(full, low)
+
+
+def test_a_sparse_chunk_of_rows_shares_the_matrix_values_and_equals_scipys_slice():
+    rng = np.random.default_rng(4)
+    dense = rng.normal(size=(50, 12))
+    dense[rng.random(dense.shape) < 0.7] = 0.0
+    X = kernel_csr(sp.csr_array(dense))
+    rows = _data.csr_rows(X, 17, 41)
+    assert np.shares_memory(rows.data, X.data) and np.shares_memory(rows.indices, X.indices)
+    np.testing.assert_array_equal(rows.toarray(), dense[17:41])
+    np.testing.assert_array_equal(_data.squared(rows).toarray(), dense[17:41] ** 2)
+    np.testing.assert_array_equal(_data.csr_rows(X, 5, 5).toarray(), dense[5:5])
+    values = rng.normal(size=24)
+    data = LinearData(X, read_only(rng.normal(size=50)), read_only(np.zeros(0)), True)
+    np.testing.assert_allclose(data.design_gram(17, 41, values, diagonal=True),
+                               np.append((dense[17:41] ** 2).T @ values, values.sum()))
