@@ -190,8 +190,8 @@ def main():
     code_before = resident_kib("VmRSS")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        MinibatchMHLogisticRegression(n_jobs=args.n_jobs, random_state=0, n_draws=50,
-                                      **settings).fit(X_small, y_small)
+        MinibatchMHLogisticRegression(n_jobs=args.n_jobs, random_state=0,
+                                      **{**settings, "n_draws": 50}).fit(X_small, y_small)
     code_mib = (resident_kib("VmRSS") - code_before) / 2**10
     print(f"kernels loaded by a small fit first: {code_mib:.0f} MiB (once a process, "
           "whatever the data)")
