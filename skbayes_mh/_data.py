@@ -200,14 +200,18 @@ def csr_rows(X, start, stop):
     stored values and indices (scipy's row slicing copies them: a pass's chunk of 65,536
     rows of a bag of words is about 40 MB a thread)."""
     first, last = int(X.indptr[start]), int(X.indptr[stop])
-    arrays = (X.data[first:last], X.indices[first:last],
-              X.indptr[start:stop + 1] - X.indptr[start])
-    # An empty matrix given the views: scipy's constructor copies arrays that are views of
-    # much larger ones (its "prune").
-    rows = sp.csr_array((stop - start, X.shape[1]), dtype=np.float64)
-    rows.data, rows.indices, rows.indptr = arrays
-    rows.has_canonical_format = X.has_canonical_format
-    return rows
+    return _csr_sharing(X.data[first:last], X.indices[first:last],
+                        X.indptr[start:stop + 1] - X.indptr[start], (stop - start, X.shape[1]),
+                        X.has_canonical_format)
+
+
+def _csr_sharing(data, indices, indptr, shape, canonical):
+    """A CSR matrix holding these arrays themselves: an empty matrix given them, since
+    scipy's constructor copies arrays that are views of much larger ones (its "prune")."""
+    matrix = sp.csr_array(shape, dtype=np.float64)
+    matrix.data, matrix.indices, matrix.indptr = data, indices, indptr
+    matrix.has_canonical_format = canonical
+    return matrix
 
 
 def squared(X):
@@ -217,7 +221,7 @@ def squared(X):
         return X * X
     if X.format != "csr":
         return X.multiply(X)
-    return sp.csr_array((X.data * X.data, X.indices, X.indptr), shape=X.shape, copy=False)
+    return _csr_sharing(X.data * X.data, X.indices, X.indptr, X.shape, X.has_canonical_format)
 
 
 def multiply(X, other):
