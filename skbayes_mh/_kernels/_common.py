@@ -67,6 +67,21 @@ def _prefetch(typingctx, address):
     return types.void(types.uintp), codegen
 
 
+@intrinsic
+def flag(typingctx, value):
+    """``value``, a boolean constant or variable, as a plain ``bool``: a helper called with
+    ``flag(True)`` and ``flag(False)`` compiles once, not once for each constant (numba
+    specialises a function on every literal boolean it is called with, which cost a chain
+    loop's first compilation about a fifth of its time); its branch on the flag costs
+    nothing the processor does not predict."""
+    if not isinstance(types.unliteral(value), types.Boolean):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return context.cast(builder, args[0], signature.args[0], types.boolean)
+    return types.boolean(value), codegen
+
+
 @jit(inline="always")
 def prefetch_row(data, i):
     """Ask the CPU to start loading row ``i`` of the 2-D array ``data`` (its first

@@ -7,6 +7,19 @@ first-class functions (a link, or a user's log-likelihood), have explicit signat
 that every user function reaches one compiled, cached kernel through a function pointer
 instead of a specialisation per function. They are compiled when first called, not at
 import, and a notice is printed when that takes a while (the first call after install).
+
+What a first compilation costs, and how the kernels keep it down: numba compiles every
+jitted function into a library of its own, with a CPython wrapper, and optimises and emits
+machine code for that library *and everything it calls*, then again for each caller's
+library. So a function with one caller (a chain loop under its entry kernel, one
+Hamiltonian path, one decision) is ``jit(inline="always")``: it becomes part of its caller
+instead of another level of the call chain. Large functions with several callers stay
+functions of their own (numba copies an inlined body once per call site, which for the
+subsampling tests' decisions cost more than it saved). And a helper taking a boolean switch
+is called with ``_common.flag(True)``, not ``True``: numba compiles a function once per
+literal boolean it is called with. Together these took ``mh_exact_linear``'s first
+compilation from 23 s to 15 s and ``python -m skbayes_mh compile`` from 142 s to 119 s
+(two cores, ``benchmarks/fit_time.py --cold``).
 """
 import functools
 import glob
@@ -303,7 +316,7 @@ def _compile_notice():
     if not _notice_shown:
         _notice_shown = True
         print("skbayes_mh: compiling numba kernels (first use after install only: about "
-              "30 s for a fit's own sampler, 2 to 3 minutes for every one; they are cached "
+              "15 s for a fit's own sampler, 2 minutes for every one; they are cached "
               "on disk afterwards)...", file=sys.stderr, flush=True)
 
 

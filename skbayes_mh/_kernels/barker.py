@@ -5,7 +5,7 @@ from ._common import log_sigmoid
 from ._jit import STATUS_OK, jit
 
 
-@jit
+@jit(inline="always")
 def barker_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
                   workspace, pool, scratch, rng):
     """Accept iff ``log(u) < log S(Delta)``; ``Delta`` is the full-data log ratio the sampler

@@ -30,7 +30,7 @@ from collections import namedtuple
 import numpy as np
 from numba import types
 
-from ._common import borrow, borrow_workspace, copy_into, keep_alive, log_expm1
+from ._common import borrow, borrow_workspace, copy_into, flag, keep_alive, log_expm1
 from ._jit import (BOOL, F8, I8, MATRIX, RNG, STATUS_BAD_LOGLIK,
                    STATUS_OK, VECTOR, by_data_layout, entry_kernel, jit, readonly)
 from .linear import add_gradient, block_width, linear_u
@@ -182,7 +182,7 @@ def _pseudo_value(context, point):
     (spec, prior, bound, bright_rows, n_bright, inv_temperature, diffs, slopes, work,
      bound_work) = context
     return pseudo_posterior(spec, prior, bound, point, bright_rows, n_bright, inv_temperature,
-                            diffs, False, point, slopes, work, bound_work)
+                            diffs, flag(False), point, slopes, work, bound_work)
 
 
 register_target(PseudoPosteriorContext, _pseudo_value)
@@ -254,7 +254,7 @@ def _bright_probability(diff):
     return -math.expm1(-max(diff, 0.0))
 
 
-@jit
+@jit(inline="always")
 def initialise_loop(spec, bound, inv_temperature, chain, rng):
     """Draw every ``z_n`` from ``p(z_n | theta)`` (N queries) into the bright set of
     ``chain`` (a :data:`~.specs.FireflyChain`): the chain starts with the brightness

@@ -4,7 +4,7 @@ import math
 from ._jit import STATUS_OK, jit
 
 
-@jit
+@jit(inline="always")
 def metropolis_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
                       workspace, pool, scratch, rng):
     """Accept iff ``log(u) < Delta`` with ``u ~ U(0, 1)``; ``Delta`` is the full-data log

@@ -19,7 +19,7 @@ import math
 from collections import namedtuple
 
 import numpy as np
-from numba import literally, types
+from numba import types
 from numba.extending import overload
 
 from ._jit import (F8, I8, RNG, STATUS_BAD_LOG_PRIOR, STATUS_OK,
@@ -32,7 +32,7 @@ from .minibatch import minibatch_barker_decide
 from .priors import log_prior_and_gradient
 from .proposals import (HMC, MALA, hmc_step_count, propose, proposal_log_ratio,
                         shape_times, shape_transpose_times)
-from ._common import borrow, borrow_workspace, copy_into, keep_alive
+from ._common import borrow, borrow_workspace, copy_into, flag, keep_alive
 from .pool import DENSE_POOL_MAX_ROWS, POOL, make_pool
 from .rows import data_pass, make_workspace, n_rows, spec_log_prior
 from .slice import register_target, slice_update
@@ -54,7 +54,7 @@ def is_exact(kind):
     return kind == METROPOLIS or kind == BARKER
 
 
-@jit
+@jit(inline="always")
 def decide_exact(spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv, workspace,
                  pool, scratch, rng):
     """Dispatch to the decision kernel of an exact test (Metropolis or Barker)."""
@@ -101,7 +101,7 @@ def loop_decide(exact_loop, spec, theta, theta_prop, log_psi, delta, inv_tempera
 def _loop_decide(exact_loop, spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
                  workspace, pool, scratch, rng):
     if not isinstance(exact_loop, types.BooleanLiteral):
-        return None  # typed again with the constant (``literally`` in ``mh_loop``)
+        return None  # ``mh_loop`` is inlined where ``exact_loop`` is a constant
     chosen = decide_exact if exact_loop.literal_value else decide_subsampled
     return (lambda exact_loop, spec, theta, theta_prop, log_psi, delta, inv_temperature, test,
             cv, workspace, pool, scratch, rng: chosen(
@@ -157,14 +157,14 @@ PosteriorContext = namedtuple("PosteriorContext", "spec prior inv_temperature wo
 @jit
 def _posterior_value(context, point):
     spec, prior, inv_temperature, work, last = context
-    prior_value, status = log_prior_total(spec, prior, point, False, point)
+    prior_value, status = log_prior_total(spec, prior, point, flag(False), point)
     if status != STATUS_OK:
         return math.nan, status
     last[1] = prior_value
     if prior_value == -math.inf:
         last[0] = math.nan
         return -math.inf, STATUS_OK
-    loglik, status = full_loglik(spec, point, False, point, work)
+    loglik, status = full_loglik(spec, point, flag(False), point, work)
     last[0] = loglik
     if status != STATUS_OK:
         return math.nan, status
@@ -179,27 +179,27 @@ def _gradient_at(spec, prior, cv, theta, exact, inv_temperature, gradient, work,
     """Gradient of the log target at ``theta`` (exact: full data; else the proxies), with
     the full-data log-likelihood when computed (NaN otherwise)."""
     gradient[:] = 0.0
-    _, status = log_prior_total(spec, prior, theta, True, gradient)
+    _, status = log_prior_total(spec, prior, theta, flag(True), gradient)
     if status != STATUS_OK:
         return math.nan, status
     if exact:
         loglik, status = _loglik_with_gradient(spec, theta, gradient, inv_temperature, work, buffer)
         return loglik, status
-    proxy_total(cv, theta, True, gradient, inv_temperature, buffer)
+    proxy_total(cv, theta, flag(True), gradient, inv_temperature, buffer)
     return math.nan, STATUS_OK
 
 
-@jit
+@jit(inline="always")
 def _loglik_with_gradient(spec, theta, gradient, inv_temperature, work, buffer):
     """Full-data log-likelihood, adding its tempered gradient to ``gradient``."""
     buffer[:] = 0.0
-    loglik, status = full_loglik(spec, theta, True, buffer, work)
+    loglik, status = full_loglik(spec, theta, flag(True), buffer, work)
     for a in range(theta.shape[0]):
         gradient[a] += inv_temperature * buffer[a]
     return loglik, status
 
 
-@jit
+@jit(inline="always")
 def _hmc_move(spec, prior, proposal, cv, exact, inv_temperature, theta, gradient, rng,
               momentum, vectors, theta_prop, gradient_prop, work, buffer):
     """One Hamiltonian path from ``theta`` (``gradient``: the log target's there) to
@@ -235,7 +235,7 @@ def _hmc_move(spec, prior, proposal, cv, exact, inv_temperature, theta, gradient
             diverged = diverged or not math.isfinite(theta_prop[a])
         if diverged:
             return STATUS_OK, -math.inf, math.nan, math.nan, n_read  # overflowed: reject
-        loglik, status = _gradient_at(spec, prior, cv, theta_prop, exact, inv_temperature,
+        loglik, status = _gradient_at(spec, prior, cv, theta_prop, flag(exact), inv_temperature,
                                       gradient_prop, work, buffer)
         if exact:
             n_read += n
@@ -249,21 +249,21 @@ def _hmc_move(spec, prior, proposal, cv, exact, inv_temperature, theta, gradient
     kinetic_prop = 0.0
     for a in range(d):
         kinetic_prop += 0.5 * momentum[a] * momentum[a]
-    prior_prop, status = log_prior_total(spec, prior, theta_prop, False, buffer)
+    prior_prop, status = log_prior_total(spec, prior, theta_prop, flag(False), buffer)
     if not math.isfinite(kinetic_prop):
         prior_prop = -math.inf  # a diverging path: reject
     return status, prior_prop, loglik, kinetic - kinetic_prop, n_read
 
 
-@jit
+@jit(inline="always")
 def mh_loop(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace, exact_loop):
     """Run ``trace.draws.shape[0]`` iterations, updating ``chain`` (:data:`MHChain`) in
     place.
 
-    ``exact_loop`` (a compile-time constant) says which tests the loop runs: the exact
-    ones (True) or the subsampling tests. Each compiles its own loop holding only the code
-    it runs, so that a fit compiles one of them, not both (slice updates have their own,
-    :func:`slice_loop`).
+    ``exact_loop`` (the constant ``True`` or ``False`` in the entry kernel this loop is
+    inlined into) says which tests the loop runs: the exact ones (True) or the subsampling
+    tests. Each entry compiles its own loop holding only the code it runs, so that a fit
+    compiles one of them, not both (slice updates have their own, :func:`slice_loop`).
 
     In ``chain``, ``cache[0]`` is the full-data log-likelihood at ``theta`` when known (NaN
     otherwise: it is then computed here if the test or update needs it), and ``gradient``
@@ -276,7 +276,6 @@ def mh_loop(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace,
 
     Returns ``(status, iteration)``: ``STATUS_OK`` and -1, or the first failure.
     """
-    literally(exact_loop)
     spec, prior, proposal, test, cv = (rebind(spec), rebind(prior), rebind(proposal),
                                        rebind(test), rebind(cv))
     theta, cache, gradient, pool = chain
@@ -297,23 +296,23 @@ def mh_loop(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace,
     pool = rebind(pool)
     want_grad = proposal.kind == MALA or proposal.kind == HMC
 
-    log_prior_current, status = log_prior_total(spec, prior, theta, False, buffer)
+    log_prior_current, status = log_prior_total(spec, prior, theta, flag(False), buffer)
     if status != STATUS_OK:
         return status, 0
     loglik_current = cache[0]
     pending_reads = 0
     if exact and math.isnan(loglik_current):
         if want_grad:
-            loglik_current, status = _gradient_at(spec, prior, cv, theta, True, inv_temperature,
-                                                  gradient, work, buffer)
+            loglik_current, status = _gradient_at(spec, prior, cv, theta, flag(True),
+                                                  inv_temperature, gradient, work, buffer)
         else:
-            loglik_current, status = full_loglik(spec, theta, False, buffer, work)
+            loglik_current, status = full_loglik(spec, theta, flag(False), buffer, work)
         pending_reads = n
         if status != STATUS_OK:
             return status, 0
     elif want_grad and not exact:
-        _gradient_at(spec, prior, cv, theta, False, inv_temperature, gradient, work, buffer)
-    proxy_current = proxy_total(cv, theta, False, buffer, 0.0, buffer)
+        _gradient_at(spec, prior, cv, theta, flag(False), inv_temperature, gradient, work, buffer)
+    proxy_current = proxy_total(cv, theta, flag(False), buffer, 0.0, buffer)
 
     for it in range(n_iter):
         n_read = pending_reads
@@ -326,7 +325,7 @@ def mh_loop(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace,
             n_read += reads
             if status != STATUS_OK:
                 return status, it
-            proxy_prop = 0.0 if exact else proxy_total(cv, theta_prop, False, buffer, 0.0,
+            proxy_prop = 0.0 if exact else proxy_total(cv, theta_prop, flag(False), buffer, 0.0,
                                                        buffer)
         else:
             propose(proposal, theta, gradient, rng, noise, vectors, theta_prop)
@@ -345,7 +344,7 @@ def mh_loop(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace,
                         loglik_prop, status = _loglik_with_gradient(
                             spec, theta_prop, gradient_prop, inv_temperature, work, buffer)
                     else:
-                        loglik_prop, status = full_loglik(spec, theta_prop, False, buffer,
+                        loglik_prop, status = full_loglik(spec, theta_prop, flag(False), buffer,
                                                           work)
                     n_read += n
                     if status != STATUS_OK:
@@ -385,7 +384,7 @@ def mh_loop(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace,
     return STATUS_OK, -1
 
 
-@jit
+@jit(inline="always")
 def slice_loop(spec, prior, proposal, inv_temperature, chain, rng, trace):
     """:func:`mh_loop` for slice updates (``slice.py``), which evaluate the full-data
     posterior at every point they try: ``trace.n_read`` counts N rows per evaluation, and
@@ -401,13 +400,13 @@ def slice_loop(spec, prior, proposal, inv_temperature, chain, rng, trace):
     unit, direction, point = borrow(owners[1][0]), borrow(owners[1][1]), borrow(owners[1][2])
     last = borrow(owners[2])
     context = PosteriorContext(spec, prior, inv_temperature, work, last)
-    log_prior_current, status = log_prior_total(spec, prior, theta, False, point)
+    log_prior_current, status = log_prior_total(spec, prior, theta, flag(False), point)
     if status != STATUS_OK:
         return status, 0
     loglik_current = cache[0]
     pending_reads = 0
     if math.isnan(loglik_current):
-        loglik_current, status = full_loglik(spec, theta, False, point, work)
+        loglik_current, status = full_loglik(spec, theta, flag(False), point, work)
         pending_reads = n
         if status != STATUS_OK:
             return status, 0
@@ -429,7 +428,7 @@ def slice_loop(spec, prior, proposal, inv_temperature, chain, rng, trace):
     return STATUS_OK, -1
 
 
-@jit
+@jit(inline="always")
 def repeat_loop(spec, test, cv, theta, theta_prop, log_psi, inv_temperature, rng, n_trials):
     """Run one acceptance test ``n_trials`` times on the same pair ``(theta, theta')``.
 
@@ -449,15 +448,15 @@ def repeat_loop(spec, test, cv, theta, theta_prop, log_psi, inv_temperature, rng
         # With control variates the test reads residuals: the proxies' exact change joins
         # log_psi, as in the chain loop (0 without them).
         buffer = np.empty(d)
-        log_psi += inv_temperature * (proxy_total(cv, theta_prop, False, buffer, 0.0, buffer)
-                                      - proxy_total(cv, theta, False, buffer, 0.0, buffer))
+        log_psi += inv_temperature * (proxy_total(cv, theta_prop, flag(False), buffer, 0.0, buffer)
+                                      - proxy_total(cv, theta, flag(False), buffer, 0.0, buffer))
     for _ in range(n_trials):
         delta = math.nan
         if is_exact(test.kind):
-            current, status = full_loglik(spec, theta, False, vectors[0], work)
+            current, status = full_loglik(spec, theta, flag(False), vectors[0], work)
             if status != STATUS_OK:
                 return n_accepted, n_read, status
-            proposed, status = full_loglik(spec, theta_prop, False, vectors[0], work)
+            proposed, status = full_loglik(spec, theta_prop, flag(False), vectors[0], work)
             if status != STATUS_OK:
                 return n_accepted, n_read, status
             n_read += 2 * n

@@ -29,7 +29,7 @@ costs ``O(k d)`` (a wide posterior's low-rank-plus-diagonal shape; ``k = 0`` is 
 """
 import math
 
-from ._common import lower_solve
+from ._common import flag, lower_solve
 from ._jit import jit
 from .linear import row_dot
 
@@ -64,7 +64,7 @@ def shape_times(proposal, z, out):
     if factor.shape[0] == 0:
         for a in range(z.shape[0]):
             out[a] = z[a]
-        _low_rank_update(proposal, False, out)
+        _low_rank_update(proposal, flag(False), out)
         for a in range(z.shape[0]):
             out[a] *= proposal.diag[a]
         return
@@ -80,7 +80,7 @@ def shape_solve(proposal, v, out):
     if proposal.factor.shape[0] == 0:
         for a in range(v.shape[0]):
             out[a] = v[a] / proposal.diag[a]
-        _low_rank_update(proposal, True, out)
+        _low_rank_update(proposal, flag(True), out)
         return
     lower_solve(proposal.factor, v, out)
 
@@ -93,7 +93,7 @@ def shape_transpose_times(proposal, v, out):
     if factor.shape[0] == 0:
         for a in range(d):
             out[a] = proposal.diag[a] * v[a]
-        _low_rank_update(proposal, False, out)
+        _low_rank_update(proposal, flag(False), out)
         return
     # Row by row (``out += v[b] L[b, :b + 1]``): contiguous reads, and a loop LLVM
     # vectorises without reassociating a sum.
@@ -118,7 +118,7 @@ def _whitened_square(proposal, theta, work):
     return total
 
 
-@jit
+@jit(inline="always")
 def _log_reference(proposal, theta, work):
     """Log density (up to a constant) of the PCN reference at ``theta``."""
     square = _whitened_square(proposal, theta, work)
