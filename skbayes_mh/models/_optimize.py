@@ -189,17 +189,24 @@ def _range_basis(operator, d, m, power_iterations, rng, shift=0.0):
 def _ritz_pairs(operator, basis):
     """The Ritz pairs of the symmetric ``operator`` on the span of the orthonormal
     ``basis`` ``(d, m)`` (one block product): values ascending, vectors ``(d, m)`` and each
-    pair's residual norm ``|A u - value u|``."""
+    pair's residual norm ``|A u - value u|``. The vectors are written over ``basis``.
+
+    On wide data each ``(d, m)`` block is tens of MB, so no third one is made: with ``B``
+    orthonormal and ``c`` an eigenvector of ``B'AB``, ``|A B c - value B c|^2 =
+    c' (AB)'(AB) c - value^2``, from the ``(m, m)`` Gram matrix of the product (accurate to
+    about ``1e-8`` of the largest value, where the residuals are compared with a tenth of
+    the values), and the basis is rotated into the vectors a few rows at a time.
+    """
     product = operator(basis)
     projected = basis.T @ product
+    gram = product.T @ product
+    del product
     values, coordinates = np.linalg.eigh(0.5 * (projected + projected.T))
-    vectors = basis @ coordinates
-    # A few columns at a time: no (d, m) temporaries beside the three blocks held.
-    residuals = np.empty(values.size)
-    for cut in column_slices(*basis.shape):
-        residuals[cut] = np.linalg.norm(product @ coordinates[:, cut]
-                                        - vectors[:, cut] * values[cut], axis=0)
-    return values, vectors, residuals
+    squares = np.einsum("aj,ab,bj->j", coordinates, gram, coordinates) - values * values
+    residuals = np.sqrt(np.maximum(squares, 0.0))
+    for rows in column_slices(*basis.shape[::-1]):  # row groups of about the same bytes
+        basis[rows] = basis[rows] @ coordinates
+    return values, basis, residuals
 
 
 def _top_eigenpairs(operator, d, rank, power_iterations, rng):

@@ -117,8 +117,9 @@ class BuiltinPrior:
             out[:, cut] += diag[:, None] * vectors[:, cut]
         for weight, start, stop in rank_ones:
             direction = np.append(self.means, 1.0)
-            out[start:stop] += (self.power * weight) * np.outer(direction,
-                                                                direction @ vectors[start:stop])
+            coefficients = (self.power * weight) * (direction @ vectors[start:stop])
+            for cut in column_slices(stop - start, vectors.shape[1]):
+                out[start:stop, cut] += np.multiply.outer(direction, coefficients[cut])
         return out
 
 

@@ -53,13 +53,13 @@ def test_hessian_times_vectors_is_the_full_hessian_times_them(name, sparse, grou
                                rtol=1e-10, atol=1e-10 * np.abs(hessian).max())
 
 
-def test_ritz_residuals_in_column_groups_are_the_residuals(monkeypatch):
-    monkeypatch.setattr(_passes, "BLOCK_TEMPORARY_BYTES", 4 * 8 * 60)  # four columns a group
+def test_ritz_pairs_rotated_over_the_basis_in_row_groups_are_the_pairs(monkeypatch):
+    monkeypatch.setattr(_passes, "BLOCK_TEMPORARY_BYTES", 4 * 8 * 60)  # rotated 21 rows a time
     rng = np.random.default_rng(3)
     a = rng.normal(size=(60, 60))
     operator = a @ a.T
     basis = np.linalg.qr(rng.normal(size=(60, 11)))[0]
-    values, vectors, residuals = _optimize._ritz_pairs(lambda v: operator @ v, basis)
+    values, vectors, residuals = _optimize._ritz_pairs(lambda v: operator @ v, basis.copy())
     projected = basis.T @ operator @ basis
     np.testing.assert_allclose(values, np.linalg.eigvalsh(projected), rtol=1e-10)
     expected = np.linalg.norm(operator @ vectors - vectors * values, axis=0)
