@@ -12,9 +12,8 @@ from joblib._parallel_backends import SequentialBackend, ThreadingBackend
 from joblib.parallel import get_active_backend
 from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
-from threadpoolctl import threadpool_limits
 
-from .._passes import share_of_cores
+from .._passes import one_blas_thread, share_of_cores
 
 
 def chain_seeds(random_state, n_chains):
@@ -60,7 +59,7 @@ def run_in_parallel(function, arguments, n_jobs):
         # Chains side by side each call BLAS (a full-data pass's matrix products) with
         # BLAS's own threads: OpenBLAS's threads then wait on each other (MNIST 1 vs 7, two
         # chains: each 3 times slower than alone). One BLAS thread per chain instead.
-        with threadpool_limits(limits=1, user_api="blas") if together \
+        with one_blas_thread() if together \
                 else contextlib.nullcontext():
             return Parallel(n_jobs=jobs, prefer="threads")(
                 delayed(function)(*a) for a in arguments)

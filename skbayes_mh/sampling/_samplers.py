@@ -141,6 +141,9 @@ class _Sampler:
     #: A :class:`~skbayes_mh.sampling._schedule.TemperatureSchedule`, or None: the
     #: temperature stays ``inv_temperature``'s.
     schedule = None
+    #: Whether the ``lp`` a run records is the target's tempered log posterior (where
+    #: finite; Firefly records its pseudo-posterior's).
+    records_log_posterior = True
 
     def run(self, state, n_iter, rng, where="sampling"):
         """Run ``n_iter`` iterations from ``state`` (updated in place): those of
@@ -315,6 +318,8 @@ class FireflySampler(_Sampler):
     bound : tuple
         The collapsed bounds (``LinearModel.firefly_bound``).
     """
+
+    records_log_posterior = False
 
     def __init__(self, target, firefly, proposal, shape, scale, bound):
         if target.kind != "linear":

@@ -77,3 +77,17 @@ def test_blocks_do_not_change_the_result(monkeypatch):
     monkeypatch.setattr(diagnostics, "DIAGNOSTICS_BLOCK", 7)
     for a, b in zip(whole, diagnostics.convergence_statistics(draws)):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("levels", [None, 1, 3, 40])
+def test_average_ranks_are_scipys(levels):
+    # Continuous values, and values with ties (a rejected move repeats its draw): one level
+    # makes every value of a row tie.
+    from scipy.stats import rankdata
+
+    rng = np.random.default_rng(levels or 0)
+    for shape in [(31, 4000), (1, 4), (3, 7)]:
+        values = (rng.normal(size=shape) if levels is None
+                  else rng.integers(0, levels, size=shape).astype(float))
+        np.testing.assert_array_equal(diagnostics._average_ranks(values),
+                                      rankdata(values, method="average", axis=1))

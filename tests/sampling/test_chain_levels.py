@@ -78,6 +78,34 @@ def test_levels_are_the_exact_log_posterior_at_evenly_spaced_draws(target):
     assert chain_levels(target, draws[:, :3]).shape == (3, 3)  # at most every draw
 
 
+@pytest.mark.parametrize("temperature", [1.0, 3.0])
+def test_an_exact_fits_recorded_levels_are_the_exact_log_posterior(temperature):
+    # The exact tests record the tempered log posterior at every draw; the levels read them
+    # instead of a pass a draw, and must be what the pass gives.
+    from skbayes_mh import MinibatchMHLogisticRegression
+    from skbayes_mh._core import fit as fit_module
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(400, 3))
+    y = (rng.random(400) < 1.0 / (1.0 + np.exp(-X @ [1.0, -1.0, 0.5]))).astype(int)
+    seen = {}
+    original = fit_module.chain_levels
+
+    def spy(target, draws, cv=None, recorded=None):
+        seen.update(target=target, draws=draws, recorded=recorded)
+        return original(target, draws, cv, recorded)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fit_module, "chain_levels", spy)
+        MinibatchMHLogisticRegression(acceptance="metropolis", temperature=temperature,
+                                      n_draws=60, n_warmup=100, n_chains=2,
+                                      random_state=0).fit(X, y)
+    read = spy(seen["target"], seen["draws"], recorded=seen["recorded"])
+    computed = chain_levels(seen["target"], seen["draws"])
+    assert seen["recorded"] is not None and read.shape == computed.shape == (2, 20)
+    np.testing.assert_allclose(read, computed, rtol=1e-12, atol=1e-9)
+
+
 def test_levels_in_small_tables_are_the_same(target, monkeypatch):
     # 300 rows a theta, tables of at most 700 entries: thetas two at a time, the last alone.
     rng = np.random.default_rng(2)
