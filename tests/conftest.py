@@ -22,7 +22,7 @@ def shared_data():
 
 #: The core dependencies whose versions every test run reports (CI installs the newest).
 REPORTED_DEPENDENCIES = ("numpy", "scipy", "scikit-learn", "numba", "llvmlite", "joblib",
-                         "arviz-stats")
+                         "arviz-stats", "threadpoolctl")
 
 
 def pytest_report_header(config):
