@@ -273,16 +273,14 @@ def chain_levels(target, draws, cv=None, recorded=None):
     ndarray of shape (n_chains, n_evaluated)
     """
     n_chains, n_draws, d = draws.shape
+    if recorded is not None and np.isfinite(recorded).all():  # no pass to afford
+        index = np.linspace(0, n_draws - 1, min(n_draws, LP_CHECK_DRAWS)).round().astype(int)
+        return recorded[:, index]
     with_cv = cv is not None and cv[0]
     affordable = (LP_CHECK_DRAWS if with_cv
                   else int(LP_CHECK_ROWS // max(target.n_data * n_chains, 1)))
     n_evaluated = min(n_draws, max(LP_CHECK_MIN_DRAWS, min(LP_CHECK_DRAWS, affordable)))
-    known = recorded is not None and bool(np.isfinite(recorded).all())
-    if known:
-        n_evaluated = min(n_draws, LP_CHECK_DRAWS)  # no pass to afford
     index = np.linspace(0, n_draws - 1, n_evaluated).round().astype(int)
-    if known:
-        return recorded[:, index]
     thetas = draws[:, index].reshape(-1, d)
     return np.reshape(target.log_posteriors(thetas, cv), (n_chains, n_evaluated))
 
