@@ -32,6 +32,7 @@ well as converged chains of that length can; only more draws lower it.
         [--words 50] [--n-jobs 2] [--setting proposal=hmc ...]
 """
 import argparse
+import os
 import threading
 import time
 import warnings
@@ -175,6 +176,10 @@ def main():
     X_train, X_test, y_train, y_test = X[:n_train], X[n_train:], y[:n_train], y[n_train:]
     X_train = sp.csr_array(X_train)
     matrix_bytes = X_train.data.nbytes + X_train.indices.nbytes + X_train.indptr.nbytes
+    allocator = {name: value for name, value in os.environ.items()
+                 if name.startswith("MALLOC_")}  # glibc's settings change the resident peak
+    if allocator:
+        print("allocator settings: " + ", ".join(f"{k}={v}" for k, v in allocator.items()))
     print(f"X: {X_train.shape[0]:,} x {X_train.shape[1]:,}, {X_train.nnz / n_train:.1f} "
           f"stored values a row; CSR {matrix_bytes / 2**20:.1f} MiB (dense float64: "
           f"{8 * X_train.shape[0] * X_train.shape[1] / 2**30:.1f} GiB)")
