@@ -68,6 +68,19 @@ def _prefetch(typingctx, address):
 
 
 @intrinsic
+def integer(typingctx, value):
+    """``value``, an integer constant or variable, as a plain ``int64``: a helper called
+    with ``integer(0)`` and with a variable compiles once, not once more for the constant
+    (numba compiles a function for a literal integer argument apart)."""
+    if not isinstance(types.unliteral(value), types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return context.cast(builder, args[0], signature.args[0], types.int64)
+    return types.int64(value), codegen
+
+
+@intrinsic
 def flag(typingctx, value):
     """``value``, a boolean constant or variable, as a plain ``bool``: a helper called with
     ``flag(True)`` and ``flag(False)`` compiles once, not once for each constant (numba

@@ -14,12 +14,15 @@ machine code for that library *and everything it calls*, then again for each cal
 library. So a function with one caller (a chain loop under its entry kernel, one
 Hamiltonian path, one decision) is ``jit(inline="always")``: it becomes part of its caller
 instead of another level of the call chain. Large functions with several callers stay
-functions of their own (numba copies an inlined body once per call site, which for the
-subsampling tests' decisions cost more than it saved). And a helper taking a boolean switch
-is called with ``_common.flag(True)``, not ``True``: numba compiles a function once per
-literal boolean it is called with. Together these took ``mh_exact_linear``'s first
-compilation from 23 s to 15 s and ``python -m skbayes_mh compile`` from 142 s to 119 s
-(two cores, ``benchmarks/fit_time.py --cold``).
+functions of their own (numba copies an inlined body once per call site): the subsampling
+tests' decisions, and the growing of their minibatches that all three share (inlined into
+each, it was compiled three times). And a helper taking a boolean switch is called with
+``_common.flag(True)``, not ``True``, and one taking a constant integer with
+``_common.integer(0)``: numba compiles a function once more for each literal boolean or
+integer it is called with. Together these took ``mh_exact_linear``'s first compilation from
+23 s to 15 s, ``mh_subsampled_linear``'s from 25 s to 17 s after it (a first fit of tall
+data: 38 s to 30 s) and ``python -m skbayes_mh compile`` from 142 s to 107-116 s (two
+cores, ``benchmarks/fit_time.py --cold``).
 """
 import functools
 import glob

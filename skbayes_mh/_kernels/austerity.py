@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from ._common import integer
 from ._jit import STATUS_OK, jit
 from .special import student_t_sf
 from .subsample import BATCH_GROWN, early_outcome, grow_batch
@@ -31,7 +32,7 @@ def austerity_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, t
     epsilon = test.params[1]
     mu0 = (math.log(rng.random()) - log_psi) / n_data
     sums = np.zeros(3)
-    count = 0
+    count = integer(0)  # one compilation of grow_batch, not one more for 0
     while True:
         outcome, count, mean, sample_variance = grow_batch(
             spec, theta, theta_prop, cv, inv_temperature, pool, scratch, count,

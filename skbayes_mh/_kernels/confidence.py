@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ._common import lower_solve
+from ._common import integer, lower_solve
 from ._jit import STATUS_OK, jit
 from .subsample import BATCH_GROWN, early_outcome, grow_batch
 
@@ -89,7 +89,7 @@ def confidence_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, 
     value_range = ratio_range(theta, theta_prop, test, cv, inv_temperature, workspace[1])
     psi = (math.log(rng.random()) - log_psi) / n_data
     sums = np.zeros(3)
-    count = 0
+    count = integer(0)  # one compilation of grow_batch, not one more for 0
     target = min(batch_size, n_data)
     round_index = 0
     while True:

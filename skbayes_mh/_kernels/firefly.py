@@ -30,7 +30,8 @@ from collections import namedtuple
 import numpy as np
 from numba import types
 
-from ._common import borrow, borrow_workspace, copy_into, flag, keep_alive, log_expm1
+from ._common import (borrow, borrow_workspace, copy_into, flag, integer, keep_alive,
+                      log_expm1)
 from ._jit import (BOOL, F8, I8, MATRIX, RNG, STATUS_BAD_LOGLIK,
                    STATUS_OK, VECTOR, by_data_layout, entry_kernel, jit, readonly)
 from .linear import add_gradient, block_width, linear_u
@@ -414,7 +415,7 @@ def firefly_loop(spec, prior, bound, proposal, inv_temperature, update, chain, r
                 kept += 1
             state[0] = kept
         else:
-            draw_rows(pool, 0, resample_count, rng)
+            draw_rows(pool, integer(0), resample_count, rng)
             for c in range(resample_count):
                 i = pool[0][c]
                 queries += 1

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ._common import sample_discrete
+from ._common import integer, sample_discrete
 from ._jit import STATUS_OK, jit
 from .subsample import BATCH_GROWN, early_outcome, grow_batch
 
@@ -63,7 +63,7 @@ def minibatch_barker_decide(spec, theta, theta_prop, log_psi, delta, inv_tempera
     sigma2 = test.params[1] * test.params[1]
     delta_max = test.params[2]
     sums = np.zeros(3)
-    count = 0
+    count = integer(0)  # one compilation of grow_batch, not one more for 0
     while True:
         outcome, count, mean, sample_variance = grow_batch(
             spec, theta, theta_prop, cv, inv_temperature, pool, scratch, count,

@@ -20,11 +20,7 @@ BATCH_BAD_LOGLIK = 3
 PREFETCH_AHEAD = 4
 
 
-# Inlined into each test: inside a separately compiled function, reading the fields of its
-# tuple arguments costs numba reference-count calls per row that it cannot prune here.
-
-
-@jit(inline="always")
+@jit
 def grow_batch(spec, theta, theta_prop, cv, inv_temperature, pool, scratch, count, grow,
                rng, sums, work):
     """Add ``grow`` random rows (without replacement) to a minibatch of ``count`` rows.
