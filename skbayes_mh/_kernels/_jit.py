@@ -318,9 +318,9 @@ def _compile_notice():
     global _notice_shown
     if not _notice_shown:
         _notice_shown = True
-        print("skbayes_mh: compiling numba kernels (first use after install only: about "
-              "15 s for a fit's own sampler, 2 minutes for every one; they are cached "
-              "on disk afterwards)...", file=sys.stderr, flush=True)
+        print("skbayes_mh: compiling numba kernels (first use after install only: "
+              "15-30 s for a fit's own sampler on two cores, 2 minutes for every one; they "
+              "are cached on disk afterwards)...", file=sys.stderr, flush=True)
 
 
 def _entry_kernel_by_name(module, name):
