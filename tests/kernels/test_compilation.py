@@ -48,7 +48,11 @@ def test_a_helper_called_with_integer_constants_compiles_once_and_keeps_each_val
 
 
 def test_drawing_rows_from_the_start_and_from_a_count_compiles_once():
-    from skbayes_mh._kernels.pool import draw_rows, make_pool
+    from skbayes_mh._kernels.pool import draw_rows as shared, make_pool
+
+    # A dispatcher of its own: other tests in this process call the package's with their
+    # own argument types.
+    draw_rows = numba.njit(shared.py_func)
 
     @numba.njit
     def draw_twice(pool, rng):
