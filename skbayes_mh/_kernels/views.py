@@ -27,9 +27,9 @@ def _matrix_view(X):
 
 @jit(inline="always")
 def linear_view(spec):
-    X, y, weights, params, link, n_outputs, n_extra, intercept = spec
-    return LinearSpec(matrix_view(X), borrow(y), borrow(weights), borrow(params), link, n_outputs,
-                      n_extra, intercept)
+    X, y, weights, params, link, link_rows, n_outputs, n_extra, intercept = spec
+    return LinearSpec(matrix_view(X), borrow(y), borrow(weights), borrow(params), link,
+                      link_rows, n_outputs, n_extra, intercept)
 
 
 @jit(inline="always")

@@ -156,8 +156,9 @@ class LinearModel:
     """A likelihood family whose row log-likelihood depends on theta only through
     ``u = [W x_i + b, extra]`` (see ``_kernels/specs.py``).
 
-    Subclasses set ``link`` (and ``bound_coefficients`` for Firefly), ``n_extra`` and their
-    hyper-parameters.
+    Subclasses set ``link``, ``link_rows`` (a jitted loop calling the link over a block of
+    rows, ``specs.LINK_ROWS``), and
+    ``bound_coefficients`` for Firefly, ``n_extra`` and their hyper-parameters.
 
     Attributes
     ----------
@@ -172,6 +173,7 @@ class LinearModel:
 
     name = None
     link = None
+    link_rows = None
     bound_coefficients = None
     n_extra = 0
     third_derivative = None
@@ -184,6 +186,12 @@ class LinearModel:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if cls.link is not None:  # a family, not a shared base of families
+            base = cls.__base__
+            stale = (cls.link is not getattr(base, "link", None)
+                     and cls.link_rows is getattr(base, "link_rows", None))
+            if cls.link_rows is None or stale:
+                raise TypeError(f"{cls.__name__} sets link but not link_rows (its link over a "
+                                f"block of rows, see LinearModel)")
             FAMILIES[cls.__name__] = cls
 
     def __init__(self, n_outputs=1):
@@ -364,7 +372,8 @@ class LinearModel:
         """The plain tuple the kernels take (``specs.LinearSpec``)."""
         return (data.kernel_X, data.kernel_y, data.weights,
                 np.ascontiguousarray(self.params(), dtype=np.float64),
-                type(self).link, self.n_outputs, self.n_extra, int(data.intercept))
+                type(self).link, type(self).link_rows, self.n_outputs, self.n_extra,
+                int(data.intercept))
 
     def loglik_derivatives(self, data, theta, order=2, full=True):
         """``sum_i w_i l_i`` at ``theta`` and, for ``order`` >= 1, its gradient and, for

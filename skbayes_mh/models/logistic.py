@@ -7,6 +7,7 @@ from scipy.special import expit, log_expit
 
 from .._kernels._common import log_sigmoid
 from .._kernels._jit import jit
+from .._kernels.linear import link_rows_views
 from ._base import BinaryModel
 
 #: The paper's untuned Jaakkola-Jordan parameter (Maclaurin and Adams 2014).
@@ -63,6 +64,16 @@ def logistic_bound(u_tangent, y, params, bound_params, linear, curvature):
     return log_sigmoid(xi) - 0.5 * xi + lam * xi * xi, 0.0, 0.0
 
 
+@jit
+def logistic_link_rows(U, y, start, count, params, order, values, slopes, curvatures):
+    """:func:`logistic_link` over a block of rows (``specs.LINK_ROWS``), calling it directly."""
+    U, params, slopes, curvatures = link_rows_views(U, params, slopes, curvatures)
+    last = curvatures.shape[0] - 1
+    for r in range(count):
+        hessian = curvatures[min(r, last)]
+        values[r] = logistic_link(U[r], y[start + r], params, order, slopes[r], hessian)
+
+
 class LogisticModel(BinaryModel):
     """Binary logistic regression (labels 0 and 1)."""
 
@@ -70,6 +81,7 @@ class LogisticModel(BinaryModel):
     inverse_link = staticmethod(expit)
     log_inverse_link = staticmethod(log_expit)
     link = logistic_link
+    link_rows = logistic_link_rows
     bound_coefficients = logistic_bound
     third_derivative = (LOGISTIC_THIRD_DERIVATIVE, 0.0)
 

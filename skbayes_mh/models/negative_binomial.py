@@ -13,6 +13,7 @@ from scipy.special import betainc, gammaln
 from scipy.stats import nbinom
 
 from .._kernels._jit import jit
+from .._kernels.linear import link_rows_views
 from ._base import LinearModel, discrete_mixture_quantiles
 
 #: Below this argument the digamma and trigamma series are first shifted up by recurrence;
@@ -168,6 +169,16 @@ def negative_binomial_link(u, y, params, order, d1, d2):
 MIN_START_DISPERSION = 0.01
 
 
+@jit
+def negative_binomial_link_rows(U, y, start, count, params, order, values, slopes, curvatures):
+    """:func:`negative_binomial_link` over a block of rows (``specs.LINK_ROWS``), calling it directly."""
+    U, params, slopes, curvatures = link_rows_views(U, params, slopes, curvatures)
+    last = curvatures.shape[0] - 1
+    for r in range(count):
+        hessian = curvatures[min(r, last)]
+        values[r] = negative_binomial_link(U[r], y[start + r], params, order, slopes[r], hessian)
+
+
 class NegativeBinomialModel(LinearModel):
     """Negative-binomial counts with a log link and a sampled dispersion (one extra
     parameter, its log)."""
@@ -175,6 +186,7 @@ class NegativeBinomialModel(LinearModel):
     name = "negative binomial"
     outcome = "counts"
     link = negative_binomial_link
+    link_rows = negative_binomial_link_rows
     n_extra = 1
 
     def extra_parameters(self):

@@ -10,6 +10,7 @@ import numpy as np
 from scipy.special import gammaln, pdtr
 
 from .._kernels._jit import jit
+from .._kernels.linear import link_rows_views
 from ._base import LinearModel, discrete_mixture_quantiles
 
 
@@ -26,12 +27,23 @@ def poisson_link(u, y, params, order, d1, d2):
     return y * eta - rate
 
 
+@jit
+def poisson_link_rows(U, y, start, count, params, order, values, slopes, curvatures):
+    """:func:`poisson_link` over a block of rows (``specs.LINK_ROWS``), calling it directly."""
+    U, params, slopes, curvatures = link_rows_views(U, params, slopes, curvatures)
+    last = curvatures.shape[0] - 1
+    for r in range(count):
+        hessian = curvatures[min(r, last)]
+        values[r] = poisson_link(U[r], y[start + r], params, order, slopes[r], hessian)
+
+
 class PoissonModel(LinearModel):
     """Poisson counts with a log link."""
 
     name = "Poisson"
     outcome = "counts"
     link = poisson_link
+    link_rows = poisson_link_rows
     #: ``|d^3/d eta^3 (y eta - exp(eta))| = exp(eta)``.
     third_derivative = (1.0, 1.0)
 

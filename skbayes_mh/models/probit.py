@@ -7,6 +7,7 @@ import numpy as np
 from scipy.special import log_ndtr, ndtr
 
 from .._kernels._jit import jit
+from .._kernels.linear import link_rows_views
 from ._base import BinaryModel
 
 _SQRT_HALF = math.sqrt(0.5)
@@ -72,6 +73,16 @@ def probit_bound(u_tangent, y, params, bound_params, linear, curvature):
     return log_cdf - ratio * t - 0.5 * t * t, 0.0, 0.0
 
 
+@jit
+def probit_link_rows(U, y, start, count, params, order, values, slopes, curvatures):
+    """:func:`probit_link` over a block of rows (``specs.LINK_ROWS``), calling it directly."""
+    U, params, slopes, curvatures = link_rows_views(U, params, slopes, curvatures)
+    last = curvatures.shape[0] - 1
+    for r in range(count):
+        hessian = curvatures[min(r, last)]
+        values[r] = probit_link(U[r], y[start + r], params, order, slopes[r], hessian)
+
+
 class ProbitModel(BinaryModel):
     """Binary probit regression (labels 0 and 1)."""
 
@@ -79,6 +90,7 @@ class ProbitModel(BinaryModel):
     inverse_link = staticmethod(ndtr)
     log_inverse_link = staticmethod(log_ndtr)
     link = probit_link
+    link_rows = probit_link_rows
     bound_coefficients = probit_bound
     third_derivative = (PROBIT_THIRD_DERIVATIVE, 0.0)
 

@@ -25,6 +25,7 @@ from scipy.special import logsumexp, softmax
 
 from .._kernels._common import log_sigmoid
 from .._kernels._jit import jit
+from .._kernels.linear import link_rows_views
 from ._base import LinearModel
 from .logistic import jaakkola_jordan_lambda
 
@@ -230,6 +231,16 @@ def centred_softmax_link(v, y, params, order, d1, d2):
     return chosen - lse
 
 
+@jit
+def softmax_link_rows(U, y, start, count, params, order, values, slopes, curvatures):
+    """:func:`softmax_link` over a block of rows (``specs.LINK_ROWS``), calling it directly."""
+    U, params, slopes, curvatures = link_rows_views(U, params, slopes, curvatures)
+    last = curvatures.shape[0] - 1
+    for r in range(count):
+        hessian = curvatures[min(r, last)]
+        values[r] = softmax_link(U[r], y[start + r], params, order, slopes[r], hessian)
+
+
 class SoftmaxModel(LinearModel):
     """Softmax regression over ``n_outputs`` classes (labels ``0..K-1``), theta the ``K``
     class blocks; the reported coefficients are centred (they sum to zero over the
@@ -238,6 +249,7 @@ class SoftmaxModel(LinearModel):
     name = "softmax"
     outcome = "classes"
     link = softmax_link
+    link_rows = softmax_link_rows
     bound_coefficients = softmax_bound
 
     def __init__(self, n_outputs, softmax_bound="jebara"):
@@ -284,12 +296,23 @@ class SoftmaxModel(LinearModel):
         return np.minimum((u > cumulative).sum(axis=2), self.n_classes - 1)
 
 
+@jit
+def centred_softmax_link_rows(U, y, start, count, params, order, values, slopes, curvatures):
+    """:func:`centred_softmax_link` over a block of rows (``specs.LINK_ROWS``), calling it directly."""
+    U, params, slopes, curvatures = link_rows_views(U, params, slopes, curvatures)
+    last = curvatures.shape[0] - 1
+    for r in range(count):
+        hessian = curvatures[min(r, last)]
+        values[r] = centred_softmax_link(U[r], y[start + r], params, order, slopes[r], hessian)
+
+
 class CentredSoftmaxModel(SoftmaxModel):
     """Softmax regression over ``n_classes`` classes, theta the ``K - 1`` blocks of the
     coefficients in the sum-to-zero basis :func:`sum_to_zero_basis` (see the module's
     docstring). It has no Firefly bound: Firefly samples :class:`SoftmaxModel`."""
 
     link = centred_softmax_link
+    link_rows = centred_softmax_link_rows
     bound_coefficients = None
 
     def __init__(self, n_classes):

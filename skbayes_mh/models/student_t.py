@@ -12,6 +12,7 @@ from scipy.special import gammaln, stdtr
 
 from .._data import multiply
 from .._kernels._jit import jit
+from .._kernels.linear import link_rows_views
 from .._passes import chunks
 from ._base import LinearModel
 
@@ -171,12 +172,23 @@ def _least_trimmed_squares(design, y, random_state=0):
     return coef, y - design @ coef
 
 
+@jit
+def student_t_link_rows(U, y, start, count, params, order, values, slopes, curvatures):
+    """:func:`student_t_link` over a block of rows (``specs.LINK_ROWS``), calling it directly."""
+    U, params, slopes, curvatures = link_rows_views(U, params, slopes, curvatures)
+    last = curvatures.shape[0] - 1
+    for r in range(count):
+        hessian = curvatures[min(r, last)]
+        values[r] = student_t_link(U[r], y[start + r], params, order, slopes[r], hessian)
+
+
 class StudentTModel(LinearModel):
     """Student-t regression with ``nu`` degrees of freedom and a sampled scale
     (``log_scale=None``, one extra parameter) or a fixed one."""
 
     name = "Student-t"
     link = student_t_link
+    link_rows = student_t_link_rows
     bound_coefficients = student_t_bound
 
     def __init__(self, nu, scale=None):

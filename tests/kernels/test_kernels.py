@@ -305,11 +305,11 @@ def test_recorded_log_posterior_of_exact_tests():
 
 
 def _logistic_spec(params):
-    from skbayes_mh.models.logistic import logistic_link
+    from skbayes_mh.models.logistic import logistic_link, logistic_link_rows
 
     X = np.random.default_rng(0).standard_normal((20, 3))
     y = (X[:, 0] > 0).astype(np.float64)
-    return (X, y, np.ones(0), params, logistic_link, 1, 0, 1)
+    return (X, y, np.ones(0), params, logistic_link, logistic_link_rows, 1, 0, 1)
 
 
 def _derivative_outputs(n_rows=20):

@@ -121,3 +121,48 @@ def test_link_is_finite_or_minus_infinity_with_finite_derivatives(family):
             elif _link(family, np.array(values), y)[0] != value:
                 failures.append((values, y, "order 0 differs"))
     assert not failures, f"{len(failures)} failures, e.g. {failures[:5]}"
+
+
+@pytest.mark.parametrize("family", _cases())
+def test_link_rows_is_the_link_row_by_row(family):
+    """``link_rows`` (the link over a block of rows, called once per block by the full-data
+    passes) gives every row's value, gradient and Hessian exactly as ``link`` does, for the
+    rows ``start..start + count - 1`` only."""
+    rng = np.random.default_rng(1)
+    n, start, count = 12, 3, 7
+    m = _width(family)
+    U = _moderate_u(family, rng, n)
+    outcomes = _outcomes(family)
+    y = np.array([outcomes[k % len(outcomes)] for k in range(n)], dtype=np.float64)
+    params = np.ascontiguousarray(family.params(), dtype=np.float64)
+    for order in (0, 1, 2):
+        values = np.full(n, -7.0)
+        slopes, curvatures = np.full((n, m), -7.0), np.full((n, m, m), -7.0)
+        block = slice(start, start + count)
+        type(family).link_rows(np.ascontiguousarray(U[block]), y, start, count, params, order,
+                               values, slopes, curvatures if order == 2 else curvatures[:1])
+        for r in range(count):
+            value, d1, d2 = _link(family, U[start + r], y[start + r], order)
+            assert values[r] == value
+            if order >= 1:
+                np.testing.assert_array_equal(slopes[r], d1)
+            if order == 2:
+                np.testing.assert_array_equal(curvatures[r], d2)
+        assert np.all(values[count:] == -7.0)  # rows beyond count untouched
+        if order < 2:
+            assert np.all(curvatures[1:] == -7.0)
+
+
+def test_a_family_without_link_rows_is_refused():
+    from skbayes_mh.models.logistic import LogisticModel, logistic_link
+    from skbayes_mh.models.poisson import poisson_link
+
+    with pytest.raises(TypeError, match="sets link but not link_rows"):
+        class OwnLink(LogisticModel):  # a new link, the parent's block function
+            link = poisson_link
+    with pytest.raises(TypeError, match="sets link but not link_rows"):
+        from skbayes_mh.models._base import LinearModel
+
+        class NoRows(LinearModel):
+            link = logistic_link
+    assert "OwnLink" not in FAMILIES and "NoRows" not in FAMILIES
