@@ -13,9 +13,9 @@ from numba import types
 
 from ._jit import (F8, I8, MATRIX, STATUS_BAD_GRADIENT, STATUS_BAD_LOGLIK, STATUS_OK, VECTOR,
                    by_data_layout, by_row_data, entry_kernel)
-from ._common import borrow, borrow_workspace, keep_alive
+from ._common import borrow, keep_alive
 from .linear import linear_u
-from .rows import make_workspace, row_weight
+from .rows import LINK_BLOCK_ROWS, row_weight
 from .specs import IN_VECTOR, LINEAR_SPECS, ROW_SPECS
 from .views import linear_view, row_view
 
@@ -29,24 +29,31 @@ def linear_derivatives(spec, theta, start, stop, order, values, slopes, curvatur
     (>= 2) ``slopes[r]`` (``curvatures[r]``) its gradient (Hessian) in ``u``, ``r = i - start``.
     Returns the status (``STATUS_BAD_LOGLIK`` at the first non-finite value)."""
     model = linear_view(spec)
-    owners = make_workspace(model, theta.shape[0])
-    u, _, _, d1, d2 = borrow_workspace(owners)
-    m = u.shape[0]
-    for i in range(start, stop):
-        r = i - start
-        linear_u(model, theta, i, u)
-        weight = row_weight(model.weights, i)
-        value = model.link(u, float(model.y[i]), model.params, order, d1, d2)
-        if not math.isfinite(value):
-            return STATUS_BAD_LOGLIK
-        values[r] = weight * value
-        if order >= 1:
-            for a in range(m):
-                slopes[r, a] = weight * d1[a]
-        if order >= 2:
-            for a in range(m):
-                for b in range(m):
-                    curvatures[r, a, b] = weight * d2[a, b]
+    m = model.n_outputs + model.n_extra
+    # The rows' u a block at a time, and stand-ins for the derivatives ``order`` leaves out.
+    owners = (np.empty((LINK_BLOCK_ROWS, m)), np.empty((1, m)), np.empty((1, m, m)))
+    U = borrow(owners[0])
+    for first in range(start, stop, LINK_BLOCK_ROWS):
+        count = min(stop, first + LINK_BLOCK_ROWS) - first
+        r0 = first - start
+        for r in range(count):
+            linear_u(model, theta, first + r, U[r])
+        block_slopes = slopes[r0:] if order >= 1 else borrow(owners[1])
+        block_curvatures = curvatures[r0:] if order >= 2 else borrow(owners[2])
+        model.link_rows(U, model.y, first, count, model.params, order, values[r0:],
+                        block_slopes, block_curvatures)
+        for r in range(r0, r0 + count):
+            if not math.isfinite(values[r]):
+                return STATUS_BAD_LOGLIK
+            weight = row_weight(model.weights, start + r)
+            values[r] *= weight
+            if order >= 1:
+                for a in range(m):
+                    slopes[r, a] *= weight
+            if order >= 2:
+                for a in range(m):
+                    for b in range(m):
+                        curvatures[r, a, b] *= weight
     keep_alive(owners)
     return STATUS_OK
 
