@@ -16,7 +16,7 @@ from numba.extending import overload
 from ._common import borrow, keep_alive, prefetch_row, prefetch_values
 from ._jit import STATUS_BAD_LOGLIK, STATUS_OK, jit
 from .linear import (add_gradient, block_width, linear_u, linear_u_pair, linear_u_triple,
-                     quadratic_change, set_extra, sparse_row_dot)
+                     quadratic_change, sparse_row_dot)
 from .specs import SPARSE, LinearSpec, RowSpec
 
 
@@ -87,49 +87,23 @@ def _make_workspace(spec, n_params):
         return impl
 
 
+@jit(inline="always")
 def row_loglik(spec, theta, i, work):
-    """``w_i l_i(theta)`` (the user's NaN or +inf passes through for the caller to flag)."""
+    """``w_i l_i(theta)`` of a user's row (:data:`.specs.RowSpec`; the user's NaN or +inf
+    passes through for the caller to flag). A linear model's full-data passes read their
+    rows a block at a time instead (:func:`data_pass`)."""
+    return row_weight(spec.weights, i) * spec.loglik(theta, spec.data, i)
 
 
-@overload(row_loglik, inline="always")
-def _row_loglik(spec, theta, i, work):
-    if _is(spec, LinearSpec):
-        def impl(spec, theta, i, work):
-            u, _, _, d1, d2 = work
-            linear_u(spec, theta, i, u)
-            value = spec.link(u, float(spec.y[i]), spec.params, 0, d1, d2)
-            return row_weight(spec.weights, i) * value
-        return impl
-    if _is(spec, RowSpec):
-        def impl(spec, theta, i, work):
-            return row_weight(spec.weights, i) * spec.loglik(theta, spec.data, i)
-        return impl
-
-
+@jit(inline="always")
 def row_loglik_gradient(spec, theta, i, gradient, work):
-    """``w_i l_i(theta)``, adding ``w_i grad l_i(theta)`` into ``gradient``."""
-
-
-@overload(row_loglik_gradient, inline="always")
-def _row_loglik_gradient(spec, theta, i, gradient, work):
-    if _is(spec, LinearSpec):
-        def impl(spec, theta, i, gradient, work):
-            u, _, _, d1, d2 = work
-            linear_u(spec, theta, i, u)
-            weight = row_weight(spec.weights, i)
-            value = spec.link(u, float(spec.y[i]), spec.params, 1, d1, d2)
-            add_gradient(spec, i, d1, weight, gradient)
-            return weight * value
-        return impl
-    if _is(spec, RowSpec):
-        def impl(spec, theta, i, gradient, work):
-            row_gradient = work[0]
-            weight = row_weight(spec.weights, i)
-            spec.gradient(theta, spec.data, i, row_gradient)
-            for a in range(theta.shape[0]):
-                gradient[a] += weight * row_gradient[a]
-            return weight * spec.loglik(theta, spec.data, i)
-        return impl
+    """:func:`row_loglik`, adding ``w_i grad l_i(theta)`` into ``gradient``."""
+    row_gradient = work[0]
+    weight = row_weight(spec.weights, i)
+    spec.gradient(theta, spec.data, i, row_gradient)
+    for a in range(theta.shape[0]):
+        gradient[a] += weight * row_gradient[a]
+    return weight * spec.loglik(theta, spec.data, i)
 
 
 #: Rows per block of a full-data pass through BLAS (:func:`data_pass`): two ``(block, K)``
@@ -216,7 +190,7 @@ def _data_pass(spec, theta, want_grad, gradient, work):
 
 @jit(inline="always")
 def _row_by_row_pass(spec, theta, want_grad, gradient, work):
-    """:func:`data_pass` one row at a time, through the per-row functions above."""
+    """:func:`data_pass` over a user's rows, one at a time."""
     total = 0.0
     for i in range(n_rows(spec)):
         if want_grad:
@@ -279,21 +253,6 @@ def _matrix_pass(spec, theta, want_grad, gradient):
                 add_gradient(spec, i, slopes[r], weight, gradient)
     keep_alive(owners)
     return total, STATUS_OK
-
-
-@jit(inline="always")
-def _row_value(spec, theta, i, order, work):
-    """``(w_i l_i, w_i)`` of row ``i`` of a linear model once ``u[:K]`` (``work[0]``) holds its
-    dot products ``x_i . w_k``: the intercepts added, the extra parameters set, and the
-    link's derivatives to ``order`` left in ``work``'s ``d1`` and ``d2``."""
-    u, _, _, d1, d2 = work
-    if spec.intercept:
-        width = block_width(spec)
-        for k in range(spec.n_outputs):
-            u[k] += theta[k * width + width - 1]
-    set_extra(spec, theta, u)
-    weight = row_weight(spec.weights, i)
-    return weight * spec.link(u, float(spec.y[i]), spec.params, order, d1, d2), weight
 
 
 @jit(inline="always")

@@ -157,8 +157,8 @@ class LinearModel:
     ``u = [W x_i + b, extra]`` (see ``_kernels/specs.py``).
 
     Subclasses set ``link``, ``link_rows`` (a jitted loop calling the link over a block of
-    rows, ``specs.LINK_ROWS``), and
-    ``bound_coefficients`` for Firefly, ``n_extra`` and their hyper-parameters.
+    rows, ``specs.LINK_ROWS``), ``bound_coefficients`` for Firefly, ``n_extra`` and their
+    hyper-parameters.
 
     Attributes
     ----------
