@@ -11,15 +11,17 @@ from concurrent.futures import ProcessPoolExecutor
 
 #: Modules holding entry kernels (``_jit.EntryKernel``), and the order of the largest first.
 KERNEL_MODULES = ("skbayes_mh._kernels.mh", "skbayes_mh._kernels.firefly",
-                  "skbayes_mh._kernels.passes")
+                  "skbayes_mh._kernels.passes", "skbayes_mh._kernels.layouts")
 
 
-def _reads_float64_array(signature):
-    """Whether a kernel signature is for a float64 array (its spec's first entry): the
-    other signatures take a linear model's other layouts (``specs.Matrix``: float32 or
-    sparse) or a user's model on sparse data."""
+def _reads_float64_array(kernel, signature):
+    """Whether a kernel signature is for a float64 array (its spec's first entry; a layout's
+    op says so itself, ``layouts.py``): the other signatures take a linear model's other
+    layouts (``specs.Matrix``: float32 or sparse) or a user's model on sparse data."""
     from numba import types
 
+    if hasattr(kernel, "other_layout"):
+        return not kernel.other_layout
     spec = signature.args[0]
     data = spec.types[0] if isinstance(spec, types.BaseTuple) else None
     return isinstance(data, types.Array) and data.dtype == types.float64
@@ -37,10 +39,9 @@ def kernel_signatures(other_layouts=True):
         for name, kernel in sorted(vars(module).items()):
             if isinstance(kernel, EntryKernel) and kernel.__module__ == module_name:
                 for index, signature in enumerate(kernel.signatures):
-                    if other_layouts or _reads_float64_array(signature):
+                    if other_layouts or _reads_float64_array(kernel, signature):
                         tasks.append((module_name, name, index))
-    loops = ("mh_exact_linear", "mh_subsampled_linear", "firefly_linear", "mh_exact_rows",
-             "mh_subsampled_rows", "slice_linear", "slice_rows")
+    loops = ("firefly_linear", "mh_subsampled", "mh_exact", "slice_chain")
     return sorted(tasks, key=lambda task: (task[1] not in loops, task[2], task[1]))
 
 

@@ -4,6 +4,7 @@ import math
 
 from llvmlite import ir
 from numba import types
+from numba.core import cgutils
 from numba.extending import intrinsic
 from numba.np.arrayobj import make_array, populate_array
 
@@ -182,3 +183,47 @@ def copy_into(out, values):
     seconds of every kernel's compilation) that equal lengths never need."""
     for j in range(values.shape[0]):
         out[j] = values[j]
+
+
+@intrinsic
+def address_of(typingctx, value):
+    """The address of a copy of ``value`` kept on the stack of the function this is compiled
+    into (after inlining: the entry kernel), valid until that function returns. A large
+    tuple passes through function pointers as this one pointer, read back with the reader
+    of :func:`value_at` (numba passes a tuple's every field as an argument of its own)."""
+    def codegen(context, builder, signature, args):
+        slot = cgutils.alloca_once_value(builder, args[0])
+        return builder.bitcast(slot, cgutils.voidptr_t)
+    return types.voidptr(value), codegen
+
+
+def value_at(kind):
+    """A jitted reader ``read(address) -> value`` of a value of numba type ``kind`` stored
+    at an address from :func:`address_of`."""
+    @intrinsic
+    def read(typingctx, address):
+        def codegen(context, builder, signature, args):
+            pointer = builder.bitcast(args[0], context.get_value_type(kind).as_pointer())
+            return builder.load(pointer)
+        return kind(types.voidptr), codegen
+    return read
+
+
+def function_at(kind):
+    """A jitted ``make(c_address, jit_address) -> function`` giving a first-class function of
+    numba type ``kind`` (a ``types.FunctionType``) from its compiled addresses
+    (``layouts.function_addresses``): what numba builds when Python passes a jitted function,
+    without the tens of microseconds per function and per call that numba's conversion
+    takes. ``jit_address`` (0: none) is the faster entry that numba's own calls use."""
+    @intrinsic
+    def make(typingctx, c_address, jit_address):
+        def codegen(context, builder, signature, args):
+            function = cgutils.create_struct_proxy(kind)(context, builder)
+            fields = context.data_model_manager[kind]._fields
+            pointer = context.get_value_type(types.voidptr)
+            setattr(function, fields[0], builder.inttoptr(args[0], pointer))
+            if "jit_addr" in fields:
+                function.jit_addr = builder.inttoptr(args[1], pointer)
+            return function._getvalue()
+        return kind(types.int64, types.int64), codegen
+    return make

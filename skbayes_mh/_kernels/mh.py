@@ -22,8 +22,8 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from ._jit import (F8, I8, RNG, STATUS_BAD_LOG_PRIOR, STATUS_OK,
-                   TUPLE_FIELDS, VECTOR, by_data_layout, by_row_data, entry_kernel, jit)
+from ._jit import (F8, I8, RNG, STATUS_BAD_LOG_PRIOR, STATUS_OK, TUPLE_FIELDS, VECTOR,
+                   entry_kernel, jit)
 from .austerity import austerity_decide
 from .barker import barker_decide
 from .confidence import confidence_decide
@@ -36,9 +36,8 @@ from ._common import borrow, borrow_workspace, copy_into, flag, keep_alive
 from .pool import DENSE_POOL_MAX_ROWS, POOL, make_pool
 from .rows import data_pass, make_workspace, n_rows, spec_log_prior
 from .slice import register_target, slice_update
-from .specs import CONTROL_VARIATES, LINEAR_SPECS, PRIOR, PROPOSAL, ROW_SPECS, TEST, TRACE
-from .views import (cv_view, linear_view, prior_view, proposal_view, rebind, row_view,
-                    test_view)
+from .specs import CONTROL_VARIATES, MODEL, PRIOR, PROPOSAL, TEST, TRACE
+from .views import cv_view, model_view, prior_view, proposal_view, rebind, test_view
 
 #: Which decision kernel runs a test (``test.kind``).
 METROPOLIS = 0
@@ -483,70 +482,39 @@ _CHAIN_ARGS = (PRIOR, PROPOSAL, TEST, CONTROL_VARIATES, F8, MH_CHAIN, RNG, TRACE
 _CHAIN_RESULT = types.Tuple((I8, I8))
 
 
-_LINEAR_SIGNATURES = [_CHAIN_RESULT(spec, *_CHAIN_ARGS) for spec in LINEAR_SPECS]
-_ROW_SIGNATURES = [_CHAIN_RESULT(spec, *_CHAIN_ARGS) for spec in ROW_SPECS]
+_CHAIN_SIGNATURE = _CHAIN_RESULT(MODEL, *_CHAIN_ARGS)
 
 
-@entry_kernel(*_LINEAR_SIGNATURES, select=by_data_layout)
-def mh_exact_linear(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace):
-    """:func:`mh_loop` for a linear-predictor model with an exact test."""
-    return mh_loop(linear_view(spec), prior_view(prior), proposal_view(proposal),
-                   test_view(test), cv_view(cv), inv_temperature, chain, rng, trace,
-                   True)
+@entry_kernel(_CHAIN_SIGNATURE)
+def mh_exact(model, prior, proposal, test, cv, inv_temperature, chain, rng, trace):
+    """:func:`mh_loop` with an exact test, for every model (:data:`.specs.Model`)."""
+    return mh_loop(model_view(model), prior_view(prior), proposal_view(proposal),
+                   test_view(test), cv_view(cv), inv_temperature, chain, rng, trace, True)
 
 
-@entry_kernel(*_LINEAR_SIGNATURES, select=by_data_layout)
-def mh_subsampled_linear(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace):
-    """:func:`mh_loop` for a linear-predictor model with a subsampling test."""
-    return mh_loop(linear_view(spec), prior_view(prior), proposal_view(proposal),
-                   test_view(test), cv_view(cv), inv_temperature, chain, rng, trace,
-                   False)
+@entry_kernel(_CHAIN_SIGNATURE)
+def mh_subsampled(model, prior, proposal, test, cv, inv_temperature, chain, rng, trace):
+    """:func:`mh_loop` with a subsampling test, for every model."""
+    return mh_loop(model_view(model), prior_view(prior), proposal_view(proposal),
+                   test_view(test), cv_view(cv), inv_temperature, chain, rng, trace, False)
 
 
-@entry_kernel(*_ROW_SIGNATURES, select=by_row_data)
-def mh_exact_rows(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace):
-    """:func:`mh_loop` for a user's per-row model with an exact test."""
-    return mh_loop(row_view(spec), prior_view(prior), proposal_view(proposal),
-                   test_view(test), cv_view(cv), inv_temperature, chain, rng, trace,
-                   True)
-
-
-@entry_kernel(*_ROW_SIGNATURES, select=by_row_data)
-def mh_subsampled_rows(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace):
-    """:func:`mh_loop` for a user's per-row model with a subsampling test."""
-    return mh_loop(row_view(spec), prior_view(prior), proposal_view(proposal),
-                   test_view(test), cv_view(cv), inv_temperature, chain, rng, trace,
-                   False)
-
-
-@entry_kernel(*_LINEAR_SIGNATURES, select=by_data_layout)
-def slice_linear(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace):
-    """:func:`slice_loop` for a linear-predictor model (``test`` and ``cv`` unused)."""
-    return slice_loop(linear_view(spec), prior_view(prior), proposal_view(proposal),
+@entry_kernel(_CHAIN_SIGNATURE)
+def slice_chain(model, prior, proposal, test, cv, inv_temperature, chain, rng, trace):
+    """:func:`slice_loop` for every model (``test`` and ``cv`` unused)."""
+    return slice_loop(model_view(model), prior_view(prior), proposal_view(proposal),
                       inv_temperature, chain, rng, trace)
 
 
-@entry_kernel(*_ROW_SIGNATURES, select=by_row_data)
-def slice_rows(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace):
-    """:func:`slice_loop` for a user's per-row model (``test`` and ``cv`` unused)."""
-    return slice_loop(row_view(spec), prior_view(prior), proposal_view(proposal),
-                      inv_temperature, chain, rng, trace)
+#: The entry kernel of a chain by update: ``"exact"`` (an exact test), ``"subsampled"`` (a
+#: subsampling test) or ``"slice"``. Each compiles only its own code, once for every model
+#: and data layout (``layouts.py``).
+CHAIN_KERNELS = {"exact": mh_exact, "subsampled": mh_subsampled, "slice": slice_chain}
 
 
-#: The entry kernel of a chain by model kind and update: ``"exact"`` (an exact test),
-#: ``"subsampled"`` (a subsampling test) or ``"slice"``. Each compiles only its own code.
-CHAIN_KERNELS = {("linear", "exact"): mh_exact_linear,
-                 ("linear", "subsampled"): mh_subsampled_linear,
-                 ("linear", "slice"): slice_linear,
-                 ("rows", "exact"): mh_exact_rows,
-                 ("rows", "subsampled"): mh_subsampled_rows,
-                 ("rows", "slice"): slice_rows}
-
-
-@entry_kernel(*[types.Tuple((I8, I8, I8))(spec, TEST, CONTROL_VARIATES, VECTOR, VECTOR, F8, F8,
-                                          RNG, I8) for spec in ROW_SPECS],
-              select=by_row_data)
-def repeat_rows(spec, test, cv, theta, theta_prop, log_psi, inv_temperature, rng, n_trials):
-    """:func:`repeat_loop` for a user's per-row model."""
-    return repeat_loop(row_view(spec), test_view(test), cv_view(cv), borrow(theta),
+@entry_kernel(types.Tuple((I8, I8, I8))(MODEL, TEST, CONTROL_VARIATES, VECTOR, VECTOR, F8, F8, RNG,
+                                        I8))
+def repeat_test(model, test, cv, theta, theta_prop, log_psi, inv_temperature, rng, n_trials):
+    """:func:`repeat_loop` for every model (:data:`.specs.Model`)."""
+    return repeat_loop(model_view(model), test_view(test), cv_view(cv), borrow(theta),
                        borrow(theta_prop), log_psi, inv_temperature, rng, n_trials)

@@ -1,7 +1,9 @@
 """How every sampler reads the data: per-row log-likelihoods, their pairs at two points with
 the control-variate proxy, and their gradients, for both kinds of model
 (:mod:`.specs`). Each function is specialised at compile time on the kind of ``spec``; the
-samplers call them without knowing which kind they serve.
+samplers call them without knowing which kind they serve. For a :data:`.specs.Model` (the
+chain loops' one type for every model and layout) they call the model's ops through
+function pointers (``layouts.py``), which run these same functions on the model's own spec.
 
 Every value is the row's *weighted* log-likelihood ``w_i l_i`` (sample weights; ``w_i = 1``
 without them). Tempering is left to the callers. All are inlined into their callers (see
@@ -17,7 +19,7 @@ from ._common import borrow, keep_alive, prefetch_row, prefetch_values
 from ._jit import STATUS_BAD_LOGLIK, STATUS_OK, jit
 from .linear import (add_gradient, block_width, linear_u, linear_u_pair, linear_u_triple,
                      quadratic_change, sparse_row_dot)
-from .specs import SPARSE, LinearSpec, RowSpec
+from .specs import SPARSE, LinearSpec, Model, RowSpec
 
 
 def _is(spec, cls):
@@ -40,6 +42,8 @@ def _n_rows(spec):
         return lambda spec: spec.X.shape[0]
     if _is(spec, RowSpec):
         return lambda spec: spec.data.shape[0]
+    if _is(spec, Model):
+        return lambda spec: spec.n_rows
 
 
 def prefetch(spec, i):
@@ -75,6 +79,11 @@ def make_workspace(spec, n_params):
 
 @overload(make_workspace, inline="always")
 def _make_workspace(spec, n_params):
+    if _is(spec, Model):
+        def impl(spec, n_params):
+            m = spec.work_size
+            return (np.empty(m), np.empty(m), np.empty(m), np.empty(m), np.empty((m, m)))
+        return impl
     if _is(spec, LinearSpec):
         def impl(spec, n_params):
             m = spec.n_outputs + spec.n_extra
@@ -133,6 +142,9 @@ def data_pass(spec, theta, want_grad, gradient, work):
 
 @overload(data_pass)
 def _data_pass(spec, theta, want_grad, gradient, work):
+    if _is(spec, Model):
+        return lambda spec, theta, want_grad, gradient, work: spec.ops.data_pass(
+            spec.layouts, theta, want_grad, gradient, work)
     blas = (_is(spec, LinearSpec) and isinstance(spec.types[0], types.Array)
             and spec.types[0].dtype == types.float64)
     if blas:
@@ -338,7 +350,7 @@ def spec_log_prior(spec, theta):
 def _spec_log_prior(spec, theta):
     if _is(spec, LinearSpec):
         return lambda spec, theta: 0.0
-    if _is(spec, RowSpec):
+    if _is(spec, RowSpec) or _is(spec, Model):
         return lambda spec, theta: spec.log_prior(theta)
 
 

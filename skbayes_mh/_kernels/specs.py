@@ -40,6 +40,25 @@ DENSE32, SPARSE = 1, 2
 #: read ``X.shape`` alike for dense and sparse data.
 CSR = namedtuple("CSR", "data indices indptr shape")
 RowSpec = namedtuple("RowSpec", "data weights loglik gradient hessian log_prior")
+#: A model of either kind in any data layout, as the Metropolis-Hastings chain loops see it:
+#: one type for all, so that each loop compiles once (``layouts.py``). ``layouts`` holds a
+#: spec for each of the four layouts (:data:`LAYOUTS`: a linear model on a float64 array, a
+#: linear model on a :data:`Matrix`, a user's model on dense data, a user's model on
+#: sparse data), the model's own in its place and empty stand-ins in the others; in the
+#: kernels, the address of that tuple (``_common.address_of``), which only the ``ops``
+#: (:data:`Ops`) read: the functions that read the model's layout, called through function
+#: pointers. ``n_rows`` is N, ``work_size`` the length of the row functions' scratch
+#: vectors (``rows.make_workspace``), ``log_prior`` the model's own log-prior term.
+Model = namedtuple("Model", "layouts ops n_rows work_size log_prior")
+#: What a chain loop reads the data through (``layouts.py``):
+#:
+#: * ``data_pass(layouts, theta, want_grad, gradient, work) -> (loglik, status)``: the
+#:   full-data pass of ``rows.data_pass``;
+#: * ``batch_values(layouts, theta, theta_prop, cv, batch, start, stop, inv_temperature,
+#:   values, work) -> (outcome, read)``: for the minibatch rows ``batch[start:stop]``, each
+#:   row's tempered log ratio ``lambda`` (``subsample.grow_batch``) into ``values[j]``,
+#:   stopping early at a row that decides the test (``outcome``; ``read`` rows read).
+Ops = namedtuple("Ops", "data_pass batch_values")
 #: A built-in prior (``priors.py``): ``kind``, per-coordinate ``scales`` and ``locations``,
 #: the feature ``means`` that centre each block's intercept (empty: no centring), and the
 #: block layout (``n_outputs`` blocks of ``block`` coordinates, the intercept last in each),
@@ -166,6 +185,35 @@ CONTROL_VARIATES = types.Tuple((BOOL, IN_VECTOR, IN_VECTOR, IN_MATRIX, IN_MATRIX
 FIREFLY_BOUND = types.Tuple((BOUND_COEFFICIENTS, IN_VECTOR, IN_VECTOR, IN_MATRIX, IN_VECTOR, F8,
                              F8, F8, IN_MATRIX))
 
+#: The four layouts of :data:`Model` (the order of ``layouts.py``'s ops).
+LAYOUTS = types.Tuple((*LINEAR_SPECS, *ROW_SPECS))
+#: ``rows.make_workspace``'s scratch: four vectors and a matrix.
+WORK = types.Tuple((VECTOR, VECTOR, VECTOR, VECTOR, MATRIX))
+#: :data:`ControlVariates` as the kernels hold them (``views.cv_view``: the centre writable,
+#: to be handed to a user's function).
+CV_VIEW = types.NamedTuple((BOOL, VECTOR, IN_VECTOR, IN_MATRIX, IN_MATRIX, F8, F8, F8, F8),
+                           ControlVariates)
+DATA_PASS = types.FunctionType(types.Tuple((F8, I8))(types.voidptr, VECTOR, BOOL, VECTOR, WORK))
+BATCH_VALUES = types.FunctionType(types.Tuple((I8, I8))(types.voidptr, VECTOR, VECTOR, CV_VIEW,
+                                                        INDEX, I8, I8, F8, VECTOR, WORK))
+OPS = types.Tuple((DATA_PASS, BATCH_VALUES))
+#: A jitted function as Python passes it to the chain loops: the addresses of its compiled
+#: code (``layouts.function_addresses``; ``_common.function_at`` makes it a function again).
+ADDRESS = types.UniTuple(I8, 2)
+
+
+def with_addresses(kind):
+    """The type ``kind`` with every function in it an :data:`ADDRESS`."""
+    if isinstance(kind, types.FunctionType):
+        return ADDRESS
+    if isinstance(kind, types.BaseTuple):
+        return types.Tuple(tuple(with_addresses(item) for item in kind.types))
+    return kind
+
+
+#: A :data:`Model` as Python passes it (a plain tuple, its functions as addresses).
+MODEL = types.Tuple((with_addresses(LAYOUTS), types.UniTuple(ADDRESS, 2), I8, I8, ADDRESS))
+
 TRACE = types.Tuple((MATRIX, FLAGS, INDEX, VECTOR, INDEX))
 FIREFLY_CHAIN = types.Tuple((VECTOR, INDEX, BYTES, INDEX, VECTOR, MATRIX, VECTOR, VECTOR))
 BRIGHTNESS_UPDATE = types.Tuple((I8, F8, I8))
@@ -174,6 +222,6 @@ TUPLE_FIELDS.update({TRACE: Trace, FIREFLY_CHAIN: FireflyChain,
                      BRIGHTNESS_UPDATE: BrightnessUpdate})
 TUPLE_FIELDS.update(dict.fromkeys(LINEAR_SPECS, LinearSpec))
 TUPLE_FIELDS.update(dict.fromkeys(ROW_SPECS, RowSpec))
-TUPLE_FIELDS.update({CSR_MATRIX: CSR, MATRIX_DATA: Matrix, PRIOR: Prior, PROPOSAL: Proposal,
-                     TEST: Test, CONTROL_VARIATES: ControlVariates,
+TUPLE_FIELDS.update({MODEL: Model, CSR_MATRIX: CSR, MATRIX_DATA: Matrix, PRIOR: Prior,
+                     PROPOSAL: Proposal, TEST: Test, CONTROL_VARIATES: ControlVariates,
                      FIREFLY_BOUND: FireflyBound})

@@ -23,7 +23,8 @@ PREFETCH_AHEAD = 4
 @jit
 def grow_batch(spec, theta, theta_prop, cv, inv_temperature, pool, scratch, count, grow,
                rng, sums, work):
-    """Add ``grow`` random rows (without replacement) to a minibatch of ``count`` rows.
+    """Add ``grow`` random rows (without replacement) to a minibatch of ``count`` rows of the
+    model ``spec`` (a :data:`.specs.Model`).
 
     For each new row ``i``, ``lambda_i = ([l_i(theta') - l_i(theta)] - [q_i(theta') -
     q_i(theta)]) / K`` (the proxy term only with control variates) goes to ``scratch[j]``
@@ -47,24 +48,14 @@ def grow_batch(spec, theta, theta_prop, cv, inv_temperature, pool, scratch, coun
                                                     rebind(pool), rebind(scratch),
                                                     rebind(sums))
     draw_rows(pool, count, grow, rng)
-    batch = pool[0]
     end = count + grow
-    for j in range(count, min(count + PREFETCH_AHEAD, end)):
-        prefetch(spec, batch[j])
+    outcome, n_read = spec.ops.batch_values(spec.layouts, theta, theta_prop, cv, pool[0], count,
+                                            end, inv_temperature, scratch, work)
+    if outcome != BATCH_GROWN:
+        return outcome, n_read, math.nan, math.nan
     shift, total, square = sums[0], sums[1], sums[2]
     for j in range(count, end):
-        if j + PREFETCH_AHEAD < end:
-            prefetch(spec, batch[j + PREFETCH_AHEAD])
-        proposed, current, proxy = row_terms(spec, theta, theta_prop, cv, batch[j], work)
-        if (math.isnan(proposed) or math.isnan(current) or math.isnan(proxy)
-                or proposed == math.inf or current == math.inf):
-            return BATCH_BAD_LOGLIK, j + 1, math.nan, math.nan
-        if proposed == -math.inf:
-            return BATCH_CERTAIN_REJECT, j + 1, math.nan, math.nan
-        if current == -math.inf:
-            return BATCH_CERTAIN_ACCEPT, j + 1, math.nan, math.nan
-        value = (proposed - current - proxy) * inv_temperature
-        scratch[j] = value
+        value = scratch[j]
         if j == 0:
             shift = value
         total += value - shift
@@ -72,6 +63,33 @@ def grow_batch(spec, theta, theta_prop, cv, inv_temperature, pool, scratch, coun
     sums[0], sums[1], sums[2] = shift, total, square
     mean, variance = batch_mean_variance(sums, end)
     return BATCH_GROWN, end, mean, variance
+
+
+@jit(inline="always")
+def batch_values(spec, theta, theta_prop, cv, batch, start, stop, inv_temperature, values,
+                 work):
+    """The ``batch_values`` op (``specs.Ops``) on a model's own spec: ``values[j] =
+    lambda_i`` (see :func:`grow_batch`) for the rows ``i = batch[j]``, ``start <= j < stop``,
+    prefetching the rows ahead.
+
+    Returns ``(BATCH_GROWN, stop)``, or an early outcome and the rows read up to the row
+    that decided it.
+    """
+    for j in range(start, min(start + PREFETCH_AHEAD, stop)):
+        prefetch(spec, batch[j])
+    for j in range(start, stop):
+        if j + PREFETCH_AHEAD < stop:
+            prefetch(spec, batch[j + PREFETCH_AHEAD])
+        proposed, current, proxy = row_terms(spec, theta, theta_prop, cv, batch[j], work)
+        if (math.isnan(proposed) or math.isnan(current) or math.isnan(proxy)
+                or proposed == math.inf or current == math.inf):
+            return BATCH_BAD_LOGLIK, j + 1
+        if proposed == -math.inf:
+            return BATCH_CERTAIN_REJECT, j + 1
+        if current == -math.inf:
+            return BATCH_CERTAIN_ACCEPT, j + 1
+        values[j] = (proposed - current - proxy) * inv_temperature
+    return BATCH_GROWN, stop
 
 
 @jit

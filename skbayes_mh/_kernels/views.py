@@ -4,10 +4,10 @@ reference counting."""
 from numba import types
 from numba.extending import overload
 
-from ._common import borrow, borrow_for_user
+from ._common import address_of, borrow, borrow_for_user, function_at
 from ._jit import jit
-from .specs import (CSR, ControlVariates, FireflyBound, LinearSpec, Matrix, Prior, Proposal,
-                    RowSpec, Test)
+from .specs import (BATCH_VALUES, CSR, DATA_PASS, LAYOUTS, LOG_PRIOR, ControlVariates,
+                    FireflyBound, LinearSpec, Matrix, Model, Ops, Prior, Proposal, RowSpec, Test)
 
 
 def matrix_view(X):
@@ -36,6 +36,43 @@ def linear_view(spec):
 def row_view(spec):
     data, weights, loglik, gradient, hessian, log_prior = spec
     return RowSpec(matrix_view(data), borrow(weights), loglik, gradient, hessian, log_prior)
+
+
+def with_functions(value, kind):
+    """``value`` (of type ``specs.with_addresses(kind)``, as Python passes it) as the type
+    ``kind``: each function's addresses made a function again (``_common.function_at``),
+    every array borrowed."""
+
+
+@overload(with_functions, inline="always")
+def _with_functions(value, kind):
+    target = kind.instance_type
+    namespace = {"borrow": borrow}
+
+    def code(kind, expression):
+        if isinstance(kind, types.Array):
+            return f"borrow({expression})"
+        if isinstance(kind, types.FunctionType):
+            name = f"make_{len(namespace)}"
+            namespace[name] = function_at(kind)
+            return f"{name}({expression}[0], {expression}[1])"
+        if isinstance(kind, types.BaseTuple):
+            parts = [code(item, f"{expression}[{k}]") for k, item in enumerate(kind.types)]
+            return f"({', '.join(parts)},)"
+        return expression
+
+    exec(f"def impl(value, kind):\n    return {code(target, 'value')}\n", namespace)
+    return namespace["impl"]
+
+
+@jit(inline="always")
+def model_view(model):
+    """A :data:`.specs.MODEL` tuple as the :data:`.specs.Model` the chain loops take: its
+    layouts kept on the entry kernel's stack and passed by address."""
+    layouts, ops, n_rows, work_size, log_prior = model
+    return Model(address_of(with_functions(layouts, LAYOUTS)),
+                 Ops(with_functions(ops[0], DATA_PASS), with_functions(ops[1], BATCH_VALUES)),
+                 n_rows, work_size, with_functions(log_prior, LOG_PRIOR))
 
 
 @jit(inline="always")
@@ -105,5 +142,5 @@ def _rebind(value):
     return namespace["impl"]
 
 
-_NAMED = (CSR, ControlVariates, FireflyBound, LinearSpec, Matrix, Prior, Proposal, RowSpec,
-          Test)
+_NAMED = (CSR, ControlVariates, FireflyBound, LinearSpec, Matrix, Model, Ops, Prior, Proposal,
+          RowSpec, Test)

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 
 from .._data import csr_arrays, kernel_csr
 from .._kernels.rows import flat_log_prior, no_gradient, no_hessian
-from .._kernels.mh import repeat_rows
+from .._kernels.mh import repeat_test
 from .._kernels.specs import CSR
 from .._passes import first_bad_sparse_row
 from .._validation import (MIN_TEMPERATURE, check_array, check_jitted, check_jitted_writer,
@@ -397,8 +397,8 @@ def acceptance_probability(loglik, data, theta, theta_prop, *, acceptance, log_p
             raise ValueError(f"center has shape {center.shape}; theta has {theta.shape}.")
         cv, _ = control_variates(target, center)
     test = test_tuple(acceptance, target, False)
-    n_accepted, n_read, status = repeat_rows(
-        target.spec, test, cv, theta, theta_prop, float(log_psi), target.inv_temperature, rng,
-        int(n_trials))
+    n_accepted, n_read, status = repeat_test(
+        target.kernel_model(), test, cv, theta, theta_prop, float(log_psi),
+        target.inv_temperature, rng, int(n_trials))
     raise_for_status(status, "theta or theta_prop")
     return n_accepted / n_trials, n_read / n_trials

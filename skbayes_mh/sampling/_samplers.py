@@ -8,6 +8,7 @@ import numpy as np
 from .._kernels._jit import (STATUS_BAD_GRADIENT, STATUS_BAD_LOG_PRIOR, STATUS_BAD_LOGLIK,
                              STATUS_OK)
 from .._kernels.firefly import EXPLICIT, IMPLICIT, firefly_initialise, firefly_linear
+from .._kernels.layouts import BATCH_VALUES_ONLY, DATA_PASS_ONLY
 from .._kernels.mh import CHAIN_KERNELS
 from .._kernels.specs import BrightnessUpdate, Trace
 from .._kernels.pool import DENSE_POOL_MAX_ROWS, new_pool
@@ -192,7 +193,8 @@ class MetropolisHastings(_Sampler):
                    else control_variates)
         self.test = test_tuple(acceptance, target, self.cv[0] and self.cv[4].shape[0] > 0)
         update = "slice" if proposal.exact_only else "exact" if exact else "subsampled"
-        self.kernel = CHAIN_KERNELS["linear" if target.kind == "linear" else "rows", update]
+        self.kernel = CHAIN_KERNELS[update]
+        self.used_ops = BATCH_VALUES_ONLY if update == "subsampled" else DATA_PASS_ONLY
         self.inv_temperature = target.inv_temperature
 
     @staticmethod
@@ -254,8 +256,8 @@ class MetropolisHastings(_Sampler):
         trace = new_trace(n_iter, state.theta.size)
         target = self.target
         status, iteration = self.kernel(
-            target.spec, target.prior.as_tuple(), self.proposal_tuple(), self.test, self.cv,
-            float(self.inv_temperature), state.as_tuple(), rng, tuple(trace))
+            target.kernel_model(self.used_ops), target.prior.as_tuple(), self.proposal_tuple(),
+            self.test, self.cv, float(self.inv_temperature), state.as_tuple(), rng, tuple(trace))
         raise_for_status(status, f"{where} iteration {iteration}")
         return {"draws": trace.draws, "accepted": trace.accepted, "n_data_read": trace.n_read,
                 "lp": trace.lp}

@@ -6,6 +6,7 @@ from functools import partial
 import numpy as np
 
 from .._kernels._jit import STATUS_OK
+from .._kernels.layouts import BOTH_OPS, model_tuple
 from .._kernels.passes import linear_derivatives, row_sums
 from .._data import multiply, sum_each_row
 from .._passes import PASS_CHUNK, chunks, sum_stripes
@@ -111,6 +112,11 @@ class Target:
             target.lipschitz = model.lipschitz(data.max_row_norm())
             target.n_passes += 1
         return target
+
+    def kernel_model(self, used=BOTH_OPS):
+        """The :data:`~skbayes_mh._kernels.specs.MODEL` tuple the chain loops take
+        (``_kernels/layouts.py``), with the ops ``used`` compiled."""
+        return model_tuple(self.spec, self.kind == "linear", self.n_params, used)
 
     @property
     def bounds_residual_range(self):

@@ -372,7 +372,7 @@ def test_a_chain_state_field_of_the_wrong_kind_is_named(acceptance):
                                             random_state=0).fit(X, y)
     chain = clf._chains[0]
     chain.state.theta.setflags(write=False)
-    kernel = "mh_exact_linear" if acceptance == "metropolis" else "firefly_linear"
+    kernel = "mh_exact" if acceptance == "metropolis" else "firefly_linear"
     with pytest.raises(TypeError, match=rf"{kernel}: chain\.theta must be a writable "
                                         r"C-contiguous 1-D float64 array"):
         chain.sampler.run(chain.state, 5, np.random.default_rng(0))

@@ -1,0 +1,219 @@
+"""The four ways a model's data reach the chain loops, behind function pointers.
+
+A Metropolis-Hastings chain loop (``mh.py``) reads the data in two places only: a full-data
+pass, and the rows of a minibatch. Everything else (proposals, Hamiltonian paths, the
+acceptance tests, slice updates) is the same for every model and data layout. So the loops
+take one type for every model, :data:`.specs.Model`, and reach the data through its
+:data:`.specs.Ops`: functions compiled once per layout, each a few lines around the same
+``rows.py`` code the loops used to inline. The four layouts (the order of
+:data:`.specs.LAYOUTS`):
+
+0. a linear model on a float64 array;
+1. a linear model on any other layout (:data:`.specs.Matrix`: float32 or CSR);
+2. a user's per-row model on dense data;
+3. a user's per-row model on sparse data.
+
+Each chain loop then compiles once instead of once per kind of model and layout (ten
+instantiations fewer, more than half of ``python -m skbayes_mh compile``), and a fit
+compiles its loop and its own layout's two ops. A call through a function pointer costs
+tens of nanoseconds, once per full-data pass or minibatch round, not per row.
+
+:func:`model_tuple` builds a model's tuple in Python: its own spec in its layout's place,
+empty stand-ins (:func:`stand_ins`) in the others, whose functions are never called.
+"""
+import functools
+import weakref
+import math
+
+import numpy as np
+from numba import types
+
+from ._common import value_at
+from ._jit import STATUS_BAD_LOGLIK, entry_kernel
+from .rows import data_pass, flat_log_prior
+from .specs import BATCH_VALUES, DATA_PASS, LAYOUTS, LOG_PRIOR
+from .subsample import BATCH_BAD_LOGLIK, batch_values
+from .views import linear_view, row_view
+
+
+#: The model's layouts from the address the ops are given (``views.model_view``).
+read_layouts = value_at(LAYOUTS)
+
+
+def _op(signature, layout):
+    """An op for ``layout`` (see :data:`OTHER_LAYOUTS`), compiled for its one signature on
+    first use (``_jit.EntryKernel``)."""
+    def decorate(function):
+        kernel = entry_kernel(signature.signature)(function)
+        kernel.other_layout = layout in OTHER_LAYOUTS  # None: a stand-in, for every layout
+        return kernel
+    return decorate
+
+
+#: The layouts that are not float64 data (float32 or sparse), which
+#: ``python -m skbayes_mh compile --float64-only`` leaves out.
+OTHER_LAYOUTS = (1, 3)
+
+
+@_op(DATA_PASS, 0)
+def pass_linear(address, theta, want_grad, gradient, work):
+    """``rows.data_pass`` for layout 0, a linear model on a float64 array."""
+    return data_pass(linear_view(read_layouts(address)[0]), theta, want_grad, gradient, work)
+
+
+@_op(DATA_PASS, 1)
+def pass_linear_matrix(address, theta, want_grad, gradient, work):
+    """``rows.data_pass`` for layout 1, a linear model on float32 or sparse data."""
+    return data_pass(linear_view(read_layouts(address)[1]), theta, want_grad, gradient, work)
+
+
+@_op(DATA_PASS, 2)
+def pass_rows(address, theta, want_grad, gradient, work):
+    """``rows.data_pass`` for layout 2, a user's model on dense data."""
+    return data_pass(row_view(read_layouts(address)[2]), theta, want_grad, gradient, work)
+
+
+@_op(DATA_PASS, 3)
+def pass_sparse_rows(address, theta, want_grad, gradient, work):
+    """``rows.data_pass`` for layout 3, a user's model on sparse data."""
+    return data_pass(row_view(read_layouts(address)[3]), theta, want_grad, gradient, work)
+
+
+@_op(BATCH_VALUES, 0)
+def batch_linear(address, theta, theta_prop, cv, batch, start, stop, inv_temperature, values,
+                 work):
+    """``subsample.batch_values`` for layout 0."""
+    return batch_values(linear_view(read_layouts(address)[0]), theta, theta_prop, cv, batch,
+                        start, stop, inv_temperature, values, work)
+
+
+@_op(BATCH_VALUES, 1)
+def batch_linear_matrix(address, theta, theta_prop, cv, batch, start, stop, inv_temperature,
+                        values, work):
+    """``subsample.batch_values`` for layout 1."""
+    return batch_values(linear_view(read_layouts(address)[1]), theta, theta_prop, cv, batch,
+                        start, stop, inv_temperature, values, work)
+
+
+@_op(BATCH_VALUES, 2)
+def batch_rows(address, theta, theta_prop, cv, batch, start, stop, inv_temperature, values,
+               work):
+    """``subsample.batch_values`` for layout 2."""
+    return batch_values(row_view(read_layouts(address)[2]), theta, theta_prop, cv, batch,
+                        start, stop, inv_temperature, values, work)
+
+
+@_op(BATCH_VALUES, 3)
+def batch_sparse_rows(address, theta, theta_prop, cv, batch, start, stop, inv_temperature,
+                      values, work):
+    """``subsample.batch_values`` for layout 3."""
+    return batch_values(row_view(read_layouts(address)[3]), theta, theta_prop, cv, batch,
+                        start, stop, inv_temperature, values, work)
+
+
+#: Each layout's ops, in the order of :data:`.specs.Ops`.
+OPS = ((pass_linear, batch_linear), (pass_linear_matrix, batch_linear_matrix),
+       (pass_rows, batch_rows), (pass_sparse_rows, batch_sparse_rows))
+
+
+@_op(DATA_PASS, None)
+def no_data_pass(address, theta, want_grad, gradient, work):
+    """Stands in for the full-data pass where a kernel does not make one (the subsampling
+    tests' loop): a call would fail with a status, never read memory."""
+    return math.nan, STATUS_BAD_LOGLIK
+
+
+@_op(BATCH_VALUES, None)
+def no_batch_values(address, theta, theta_prop, cv, batch, start, stop, inv_temperature,
+                    values, work):
+    """Stands in for the minibatch rows where a kernel reads none (the exact tests' and the
+    slice updates' loops): a call would fail with a status."""
+    return BATCH_BAD_LOGLIK, 0
+
+
+#: The ops a kernel calls: for each of :data:`.specs.Ops`, whether it is called.
+BOTH_OPS, DATA_PASS_ONLY, BATCH_VALUES_ONLY = (True, True), (True, False), (False, True)
+
+
+#: A function's addresses where none is called (a layout the model does not use).
+NO_FUNCTION = (0, 0)
+
+
+def function_addresses(function, kind):
+    """``(c_address, jit_address)`` of the jitted ``function`` compiled for the function type
+    ``kind`` (compiling it first if need be), as :data:`.specs.ADDRESS`: the entries numba
+    itself takes from a function passed to a kernel, looked up once instead of per call.
+    The caller keeps ``function`` alive while its addresses are in use (its compiled code
+    lives as long as it does)."""
+    known = _ADDRESSES.setdefault(function, {})
+    addresses = known.get(kind)
+    if addresses is None:
+        from numba.experimental import function_type
+
+        signature = kind.signature
+        jit_address = getattr(function_type, "_get_jit_address", lambda *args: 0)
+        addresses = (int(function_type._get_wrapper_address(function, signature)),
+                     int(jit_address(function, signature)))
+        known[kind] = addresses
+    return addresses
+
+
+#: Each function's addresses by function type, for as long as the function lives.
+_ADDRESSES = weakref.WeakKeyDictionary()
+
+
+def _addressed(value, kind):
+    """``value`` of numba type ``kind`` with every function in it replaced by its
+    :func:`function_addresses` (``specs.with_addresses``)."""
+    if isinstance(kind, types.FunctionType):
+        return function_addresses(value, kind)
+    if isinstance(kind, types.BaseTuple):
+        return tuple(_addressed(item, item_kind) for item, item_kind in zip(value, kind.types))
+    return value
+
+
+def _stand_in(spec_kind):
+    """An empty spec of type ``spec_kind`` with no functions (never called), for a layout's
+    place that a model does not use."""
+    def empty(kind):
+        if isinstance(kind, types.FunctionType):
+            return NO_FUNCTION
+        if isinstance(kind, types.Array):
+            shape = (1,) if kind.dtype == types.int32 and kind.ndim == 1 else (0,) * kind.ndim
+            return np.zeros(shape, dtype=np.dtype(str(kind.dtype)))
+        if isinstance(kind, types.BaseTuple):
+            return tuple(empty(item) for item in kind.types)
+        return 0
+    return empty(spec_kind)
+
+
+@functools.lru_cache(maxsize=None)
+def stand_ins():
+    """An empty spec for each layout (:data:`.specs.LAYOUTS`, functions as addresses)."""
+    return tuple(_stand_in(kind) for kind in LAYOUTS.types)
+
+
+def layout_of(spec, linear):
+    """The layout (0-3, see the module's docstring) of a linear model's spec (``linear``) or
+    a user's model's: a tuple in its data's place is a ``Matrix`` or CSR."""
+    return (0 if linear else 2) + isinstance(spec[0], tuple)
+
+
+def model_tuple(spec, linear, n_params, used=BOTH_OPS):
+    """The :data:`.specs.MODEL` tuple the chain loops take, for a linear model's spec
+    (``linear``, a ``specs.LinearSpec`` tuple) or a user's model's (``specs.RowSpec``)
+    with ``n_params`` parameters: its functions as addresses, so that passing it costs
+    nothing per function (see :func:`function_addresses`). Of its layout's ops, those
+    ``used`` (:data:`BOTH_OPS`, :data:`DATA_PASS_ONLY`, :data:`BATCH_VALUES_ONLY`) are
+    compiled; stand-ins take the others' places."""
+    layout = layout_of(spec, linear)
+    layouts = list(stand_ins())
+    layouts[layout] = _addressed(spec, LAYOUTS.types[layout])
+    data = spec[0]
+    n_rows = data[-1][0] if isinstance(data, tuple) else data.shape[0]
+    work_size = spec[6] + spec[7] if linear else n_params
+    log_prior = function_addresses(flat_log_prior if linear else spec[5], LOG_PRIOR)
+    ops = tuple(function_addresses((op if use else stand_in).prepare(), kind)
+                for op, stand_in, use, kind in zip(OPS[layout], (no_data_pass, no_batch_values),
+                                                   used, (DATA_PASS, BATCH_VALUES)))
+    return (tuple(layouts), ops, int(n_rows), int(work_size), log_prior)
