@@ -5,6 +5,7 @@ import math
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
+from numba.core.errors import TypingError
 from numba.extending import intrinsic
 from numba.np.arrayobj import make_array, populate_array
 
@@ -186,26 +187,36 @@ def copy_into(out, values):
 
 
 @intrinsic
-def address_of(typingctx, value):
+def address_of(typingctx, value, kind):
     """The address of a copy of ``value`` kept on the stack of the function this is compiled
     into (after inlining: the entry kernel), valid until that function returns. A large
-    tuple passes through function pointers as this one pointer, read back with the reader
-    of :func:`value_at` (numba passes a tuple's every field as an argument of its own)."""
+    tuple passes through function pointers as this one pointer, read back with a reader of
+    :func:`value_at`; ``value`` must be of the numba type ``kind`` the reader reads (a
+    compile-time check: another type would be misread)."""
+    if value != kind.instance_type:
+        raise TypingError(f"address_of: a value of type {value} where {kind.instance_type} "
+                          f"is read")
+
     def codegen(context, builder, signature, args):
         slot = cgutils.alloca_once_value(builder, args[0])
         return builder.bitcast(slot, cgutils.voidptr_t)
-    return types.voidptr(value), codegen
+    return types.voidptr(value, kind), codegen
 
 
-def value_at(kind):
-    """A jitted reader ``read(address) -> value`` of a value of numba type ``kind`` stored
-    at an address from :func:`address_of`."""
+def value_at(kind, index=None):
+    """A jitted reader ``read(address)`` of the value of numba type ``kind`` (a tuple)
+    stored at an address from :func:`address_of`, or of its entry ``index`` alone (one load
+    of what the reader uses, not of the whole tuple)."""
+    result = kind if index is None else kind.types[index]
+
     @intrinsic
     def read(typingctx, address):
         def codegen(context, builder, signature, args):
             pointer = builder.bitcast(args[0], context.get_value_type(kind).as_pointer())
+            if index is not None:
+                pointer = cgutils.gep_inbounds(builder, pointer, 0, index)
             return builder.load(pointer)
-        return kind(types.voidptr), codegen
+        return result(types.voidptr), codegen
     return read
 
 

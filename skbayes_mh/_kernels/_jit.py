@@ -319,7 +319,7 @@ def _compile_notice():
     if not _notice_shown:
         _notice_shown = True
         print("skbayes_mh: compiling numba kernels (first use after install only: "
-              "15-30 s for a fit's own sampler on two cores, 2 minutes for every one; they "
+              "15-30 s for a fit's own sampler on two cores, about a minute for every one; they "
               "are cached on disk afterwards)...", file=sys.stderr, flush=True)
 
 

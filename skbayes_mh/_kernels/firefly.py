@@ -30,19 +30,20 @@ from collections import namedtuple
 import numpy as np
 from numba import types
 
-from ._common import (borrow, borrow_workspace, copy_into, flag, integer, keep_alive,
-                      log_expm1)
+from ._common import (address_of, borrow, borrow_for_user, borrow_workspace, copy_into, flag,
+                      integer, keep_alive, log_expm1)
 from ._jit import (BOOL, F8, I8, MATRIX, RNG, STATUS_BAD_LOGLIK,
                    STATUS_OK, VECTOR, by_data_layout, entry_kernel, jit, readonly)
-from .linear import add_gradient, block_width, linear_u
+from .linear import add_gradient, linear_u
 from .mh import log_prior_total
 from .pool import DENSE_POOL_MAX_ROWS, draw_rows, make_pool
 from .proposals import MALA, SLICE, propose, proposal_log_ratio
 from .rows import make_workspace, row_weight
 from .slice import register_target, slice_update
-from .specs import (BRIGHTNESS_UPDATE, FIREFLY_BOUND, FIREFLY_CHAIN, IN_VECTOR, LINEAR_SPECS,
-                    PRIOR, PROPOSAL, TRACE)
-from .views import bound_view, linear_view, prior_view, proposal_view, rebind
+from .specs import (BRIGHTNESS_UPDATE, FIREFLY_BOUND, FIREFLY_CHAIN, FIREFLY_MODEL, IN_VECTOR,
+                    LINEAR_SPECS, PRIOR, PROPOSAL, QUERY_CONTEXT, TRACE)
+from .views import (bound_view, firefly_model_view, linear_view, prior_view, proposal_view,
+                    rebind)
 
 IMPLICIT = 0
 EXPLICIT = 1
@@ -94,6 +95,13 @@ def point_terms(spec, bound, theta, i, inv_temperature, want_slope, slope, work,
         for a in range(u.shape[0]):
             slope[a] = scale * (d1[a] - bound_slope[a])
     return scale * loglik, scale * log_bound
+
+
+@jit(inline="always")
+def query_context(bound, work, bound_work):
+    """The address of what a query reads besides its row (:data:`.specs.QUERY_CONTEXT`), for
+    the model's ``point_terms`` (valid in the function this is inlined into)."""
+    return address_of((bound, work, bound_work), QUERY_CONTEXT)
 
 
 @jit
@@ -150,7 +158,8 @@ def pseudo_posterior(spec, prior, bound, theta, bright_rows, n_bright, inv_tempe
     theta, bright_rows, diffs, gradient, slopes = (rebind(theta), rebind(bright_rows),
                                                    rebind(diffs), rebind(gradient),
                                                    rebind(slopes))
-    n_linear = spec.n_outputs * block_width(spec)
+    query = query_context(bound, work, bound_work)
+    n_linear = spec.n_outputs * spec.width
     if want_grad:
         gradient[:] = 0.0
     value = collapsed(bound, theta, n_linear, want_grad, gradient)
@@ -158,6 +167,17 @@ def pseudo_posterior(spec, prior, bound, theta, bright_rows, n_bright, inv_tempe
     if status != STATUS_OK:
         return math.nan, status
     value += prior_value
+    return spec.bright_part(spec.layouts, query, value, theta, bright_rows, n_bright,
+                            inv_temperature, want_grad, diffs, slopes, gradient)
+
+
+@jit(inline="always")
+def bright_part(spec, bound, value, theta, bright_rows, n_bright, inv_temperature, want_grad,
+                diffs, slopes, gradient, work, bound_work):
+    """The bright points' part of :func:`pseudo_posterior` for a linear model's spec (the
+    ``bright_part`` op of ``specs.FireflyModel``): ``(value + sum_p log(exp(l - b) - 1),
+    status)``, with ``diffs`` and, with ``want_grad``, ``slopes`` and the gradient as
+    there."""
     for p in range(n_bright):
         i = bright_rows[p]
         loglik, log_bound = point_terms(spec, bound, theta, i, inv_temperature, want_grad,
@@ -205,10 +225,11 @@ def _set_bit(bright_bits, i, bright):
 
 
 @jit(inline="always")
-def _gap(spec, bound, theta, i, inv_temperature, want_slope, slope, work, bound_work):
-    """``l_i - b_i`` at ``theta`` (a likelihood query)."""
-    loglik, log_bound = point_terms(spec, bound, theta, i, inv_temperature, want_slope, slope,
-                                    work, bound_work)
+def _gap(spec, query, theta, i, inv_temperature, want_slope, slope):
+    """``l_i - b_i`` at ``theta`` (a likelihood query; ``query`` from
+    :func:`query_context`)."""
+    loglik, log_bound = spec.point_terms(spec.layouts, query, theta, i, inv_temperature,
+                                         want_slope, slope)
     return loglik - log_bound
 
 
@@ -222,7 +243,7 @@ def _make_bright(spec, bright_rows, bright_bits, state, point_diff, point_slope,
     _set_bit(bright_bits, i, True)
     point_diff[p] = diff
     if want_grad:
-        add_gradient(spec, i, slope, 1.0 / -math.expm1(-diff), gradient)
+        spec.add_gradient(spec.layouts, i, slope, 1.0 / -math.expm1(-diff), gradient)
         copy_into(point_slope[p], slope)
     state[0] = p + 1
     return log_expm1(diff)
@@ -236,7 +257,8 @@ def _leave(spec, bright_rows, bright_bits, point_diff, point_slope, gradient, wa
     i = bright_rows[p]
     _set_bit(bright_bits, i, False)
     if want_grad:
-        add_gradient(spec, i, point_slope[p], -1.0 / -math.expm1(-point_diff[p]), gradient)
+        spec.add_gradient(spec.layouts, i, point_slope[p], -1.0 / -math.expm1(-point_diff[p]),
+                          gradient)
     return log_expm1(point_diff[p])
 
 
@@ -262,17 +284,18 @@ def initialise_loop(spec, bound, inv_temperature, chain, rng):
     variables in equilibrium given theta. ``bright_bits`` must be all 0. Returns the
     status."""
     theta, bright_rows, bright_bits, state, point_diff, _, _, _ = rebind(chain)
-    n = spec.X.shape[0]
+    n = spec.n_rows
     m = spec.n_outputs + spec.n_extra
     owners = (make_workspace(spec, theta.shape[0]), make_bound_work(spec), np.empty(m),
               np.empty((1, m)))
     work = borrow_workspace(owners[0])
     bound_work = borrow_bound_work(owners[1])
     slope = borrow(owners[2])
+    query = query_context(bound, work, bound_work)
     state[0] = 0
     for i in range(n):
-        loglik, log_bound = point_terms(spec, bound, theta, i, inv_temperature, False, slope,
-                                        work, bound_work)
+        loglik, log_bound = spec.point_terms(spec.layouts, query, theta, i, inv_temperature,
+                                             flag(False), slope)
         diff = loglik - log_bound
         if math.isnan(diff):
             return STATUS_BAD_LOGLIK
@@ -300,7 +323,7 @@ def firefly_loop(spec, prior, bound, proposal, inv_temperature, update, chain, r
     (theta, bright_rows, bright_bits, state, point_diff, point_slope, gradient,
      current) = rebind(chain)
     out_draws, out_accepted, out_queries, out_lp, out_bright = trace
-    n = spec.X.shape[0]
+    n = spec.n_rows
     d = theta.shape[0]
     m = spec.n_outputs + spec.n_extra
     # Scratch, borrowed (see ``_common.borrow``) and kept alive to the end.
@@ -312,6 +335,7 @@ def firefly_loop(spec, prior, bound, proposal, inv_temperature, update, chain, r
     proposal_point = borrow(owners[2][4])
     proposal_gradient = borrow(owners[2][5])
     slope = borrow(owners[3])
+    query = query_context(bound, work, bound_work)
     # Indexed by bright position: reserved at N, written up to the bright count.
     diffs = np.empty(n)
     want_grad = proposal.kind == MALA
@@ -391,8 +415,7 @@ def firefly_loop(spec, prior, bound, proposal, inv_temperature, update, chain, r
                     if is_bright(bright_bits, i):
                         continue
                     queries += 1
-                    diff = _gap(spec, bound, theta, i, inv_temperature, want_grad, slope, work,
-                                bound_work)
+                    diff = _gap(spec, query, theta, i, inv_temperature, want_grad, slope)
                     if math.isnan(diff):
                         return STATUS_BAD_LOGLIK, it
                     if diff > 0.0 and rng.random() * q_db < math.expm1(diff):
@@ -419,8 +442,7 @@ def firefly_loop(spec, prior, bound, proposal, inv_temperature, update, chain, r
             for c in range(resample_count):
                 i = pool[0][c]
                 queries += 1
-                diff = _gap(spec, bound, theta, i, inv_temperature, want_grad, slope, work,
-                            bound_work)
+                diff = _gap(spec, query, theta, i, inv_temperature, want_grad, slope)
                 if math.isnan(diff):
                     return STATUS_BAD_LOGLIK, it
                 bright = is_bright(bright_bits, i)
@@ -449,12 +471,12 @@ def firefly_loop(spec, prior, bound, proposal, inv_temperature, update, chain, r
     return STATUS_OK, -1
 
 
-@entry_kernel(*[types.Tuple((I8, I8))(spec, PRIOR, FIREFLY_BOUND, PROPOSAL, F8,
-                                      BRIGHTNESS_UPDATE, FIREFLY_CHAIN, RNG, TRACE)
-                for spec in LINEAR_SPECS], select=by_data_layout)
-def firefly_linear(spec, prior, bound, proposal, inv_temperature, update, chain, rng, trace):
-    """:func:`firefly_loop` for a linear-predictor model."""
-    return firefly_loop(linear_view(spec), prior_view(prior), bound_view(bound),
+@entry_kernel(types.Tuple((I8, I8))(FIREFLY_MODEL, PRIOR, FIREFLY_BOUND, PROPOSAL, F8,
+                                   BRIGHTNESS_UPDATE, FIREFLY_CHAIN, RNG, TRACE))
+def firefly_linear(model, prior, bound, proposal, inv_temperature, update, chain, rng, trace):
+    """:func:`firefly_loop` for a linear-predictor model in either layout
+    (:data:`.specs.FireflyModel`)."""
+    return firefly_loop(firefly_model_view(model), prior_view(prior), bound_view(bound),
                         proposal_view(proposal), inv_temperature, update, chain, rng, trace)
 
 
@@ -488,47 +510,47 @@ def bound_coefficients(spec, bound, start, stop, constants, linear, curvatures, 
     return STATUS_OK
 
 
-@entry_kernel(*[I8(spec, FIREFLY_BOUND, F8, FIREFLY_CHAIN, RNG) for spec in LINEAR_SPECS],
-              select=by_data_layout)
-def firefly_initialise(spec, bound, inv_temperature, chain, rng):
-    """:func:`initialise_loop` for a linear-predictor model."""
-    return initialise_loop(linear_view(spec), bound_view(bound), inv_temperature, chain, rng)
+@entry_kernel(I8(FIREFLY_MODEL, FIREFLY_BOUND, F8, FIREFLY_CHAIN, RNG))
+def firefly_initialise(model, bound, inv_temperature, chain, rng):
+    """:func:`initialise_loop` for a linear-predictor model (:data:`.specs.FireflyModel`)."""
+    return initialise_loop(firefly_model_view(model), bound_view(bound), inv_temperature, chain,
+                           rng)
 
 
-@entry_kernel(*[I8(spec, FIREFLY_BOUND, IN_VECTOR, F8, MATRIX) for spec in LINEAR_SPECS],
-              select=by_data_layout)
-def firefly_terms(spec, bound, theta, inv_temperature, out):
+@entry_kernel(I8(FIREFLY_MODEL, FIREFLY_BOUND, IN_VECTOR, F8, MATRIX))
+def firefly_terms(model, bound, theta, inv_temperature, out):
     """Every row's ``(l_i, b_i)`` at ``theta`` into ``out`` (N, 2), tempered and weighted:
     for checking the bounds. Returns the status."""
-    model = linear_view(spec)
+    model = firefly_model_view(model)
     bounds = bound_view(bound)
     m = model.n_outputs + model.n_extra
     owners = (make_workspace(model, theta.shape[0]), make_bound_work(model), np.empty(m))
     work = borrow_workspace(owners[0])
     bound_work = borrow_bound_work(owners[1])
-    theta = borrow(theta)
-    for i in range(model.X.shape[0]):
-        out[i, 0], out[i, 1] = point_terms(model, bounds, theta, i, inv_temperature, False,
-                                           owners[2], work, bound_work)
+    theta = borrow_for_user(theta)
+    query = query_context(bounds, work, bound_work)
+    for i in range(model.n_rows):
+        out[i, 0], out[i, 1] = model.point_terms(model.layouts, query, theta, i,
+                                                 inv_temperature, flag(False), owners[2])
     keep_alive(owners)
     return STATUS_OK
 
 
-@entry_kernel(*[types.Tuple((F8, I8))(spec, PRIOR, FIREFLY_BOUND, IN_VECTOR, readonly(I8, 1), I8,
-                                      F8, BOOL, VECTOR) for spec in LINEAR_SPECS],
-              select=by_data_layout)
-def firefly_pseudo_posterior(spec, prior, bound, theta, bright_rows, n_bright, inv_temperature,
+@entry_kernel(types.Tuple((F8, I8))(FIREFLY_MODEL, PRIOR, FIREFLY_BOUND, IN_VECTOR,
+                                   readonly(I8, 1), I8, F8, BOOL, VECTOR))
+def firefly_pseudo_posterior(model, prior, bound, theta, bright_rows, n_bright, inv_temperature,
                              want_grad, gradient):
     """:func:`pseudo_posterior` for the bright set ``bright_rows[:n_bright]``: its value and, with
     ``want_grad``, its gradient in ``gradient`` (for checking the gradient)."""
-    model = linear_view(spec)
+    model = firefly_model_view(model)
     m = model.n_outputs + model.n_extra
-    n = model.X.shape[0]
+    n = model.n_rows
     owners = (make_workspace(model, theta.shape[0]), make_bound_work(model))
     work = borrow_workspace(owners[0])
     bound_work = borrow_bound_work(owners[1])
-    value, status = pseudo_posterior(model, prior_view(prior), bound_view(bound), borrow(theta),
-                                     bright_rows, n_bright, inv_temperature, np.empty(n), want_grad,
-                                     gradient, np.empty((n, m)), work, bound_work)
+    value, status = pseudo_posterior(model, prior_view(prior), bound_view(bound),
+                                     borrow_for_user(theta), borrow_for_user(bright_rows), n_bright,
+                                     inv_temperature, np.empty(n), want_grad, gradient,
+                                     np.empty((n, m)), work, bound_work)
     keep_alive(owners)
     return value, status

@@ -1,11 +1,13 @@
 """The four ways a model's data reach the chain loops, behind function pointers.
 
 A Metropolis-Hastings chain loop (``mh.py``) reads the data in two places only: a full-data
-pass, and the rows of a minibatch. Everything else (proposals, Hamiltonian paths, the
-acceptance tests, slice updates) is the same for every model and data layout. So the loops
-take one type for every model, :data:`.specs.Model`, and reach the data through its
-:data:`.specs.Ops`: functions compiled once per layout, each a few lines around the same
-``rows.py`` code the loops used to inline. The four layouts (the order of
+pass, and the rows of a minibatch; Firefly's loop (``firefly.py``) in three: a row's
+likelihood and bound, a row's gradient, and the bright set's sum. Everything else
+(proposals, Hamiltonian paths, the acceptance tests, slice and brightness updates) is the
+same for every model and data layout. So the loops take one type for every model,
+:data:`.specs.Model` (Firefly: :data:`.specs.FireflyModel`), and reach the data through
+*ops*: functions compiled once per layout, each a few lines around the ``rows.py`` (or
+``firefly.py``) code the loops used to inline. The four layouts (the order of
 :data:`.specs.LAYOUTS`):
 
 0. a linear model on a float64 array;
@@ -13,31 +15,42 @@ take one type for every model, :data:`.specs.Model`, and reach the data through 
 2. a user's per-row model on dense data;
 3. a user's per-row model on sparse data.
 
-Each chain loop then compiles once instead of once per kind of model and layout (ten
-instantiations fewer, more than half of ``python -m skbayes_mh compile``), and a fit
-compiles its loop and its own layout's two ops. A call through a function pointer costs
-tens of nanoseconds, once per full-data pass or minibatch round, not per row.
+Each chain loop compiles once instead of once per kind of model and layout (the three
+Metropolis-Hastings loops 12 times fewer in all, Firefly's once fewer), and a fit compiles
+its loop and its own layout's ops: ``python -m skbayes_mh compile`` went from 178 s to
+74 s on two cores (``benchmarks/fit_time.py --cold``, the same day). A call through an op
+costs nanoseconds, once per full-data pass, minibatch round or bright-set sum; Firefly's
+single queries (the brightness updates) call one per row, which measured no slower on
+MNIST 7 vs 9 (untuned bounds: 7,551 queries an iteration, 2.29 s per 1,000 iterations
+before and after).
 
-:func:`model_tuple` builds a model's tuple in Python: its own spec in its layout's place,
-empty stand-ins (:func:`stand_ins`) in the others, whose functions are never called.
+:func:`model_tuple` and :func:`firefly_model_tuple` build a model's tuple in Python: its
+own spec in its layout's place, empty stand-ins (:func:`stand_ins`) in the others, whose
+functions are never called.
 """
 import functools
-import weakref
 import math
+import weakref
 
 import numpy as np
 from numba import types
 
 from ._common import value_at
 from ._jit import STATUS_BAD_LOGLIK, entry_kernel
+from .firefly import bright_part, point_terms
+from .linear import add_gradient
 from .rows import data_pass, flat_log_prior
-from .specs import BATCH_VALUES, DATA_PASS, LAYOUTS, LOG_PRIOR
+from .specs import (ADD_GRADIENT, BATCH_VALUES, BRIGHT_PART, DATA_PASS, LAYOUTS, LOG_PRIOR,
+                    POINT_TERMS, QUERY_CONTEXT)
 from .subsample import BATCH_BAD_LOGLIK, batch_values
 from .views import linear_view, row_view
 
 
-#: The model's layouts from the address the ops are given (``views.model_view``).
-read_layouts = value_at(LAYOUTS)
+#: Each layout's spec from the address the ops are given (``views.model_view``).
+read_layout_0, read_layout_1, read_layout_2, read_layout_3 = (value_at(LAYOUTS, k)
+                                                              for k in range(4))
+#: Firefly's query context from its address (``firefly.query_context``).
+read_context = value_at(QUERY_CONTEXT)
 
 
 def _op(signature, layout):
@@ -58,32 +71,32 @@ OTHER_LAYOUTS = (1, 3)
 @_op(DATA_PASS, 0)
 def pass_linear(address, theta, want_grad, gradient, work):
     """``rows.data_pass`` for layout 0, a linear model on a float64 array."""
-    return data_pass(linear_view(read_layouts(address)[0]), theta, want_grad, gradient, work)
+    return data_pass(linear_view(read_layout_0(address)), theta, want_grad, gradient, work)
 
 
 @_op(DATA_PASS, 1)
 def pass_linear_matrix(address, theta, want_grad, gradient, work):
     """``rows.data_pass`` for layout 1, a linear model on float32 or sparse data."""
-    return data_pass(linear_view(read_layouts(address)[1]), theta, want_grad, gradient, work)
+    return data_pass(linear_view(read_layout_1(address)), theta, want_grad, gradient, work)
 
 
 @_op(DATA_PASS, 2)
 def pass_rows(address, theta, want_grad, gradient, work):
     """``rows.data_pass`` for layout 2, a user's model on dense data."""
-    return data_pass(row_view(read_layouts(address)[2]), theta, want_grad, gradient, work)
+    return data_pass(row_view(read_layout_2(address)), theta, want_grad, gradient, work)
 
 
 @_op(DATA_PASS, 3)
 def pass_sparse_rows(address, theta, want_grad, gradient, work):
     """``rows.data_pass`` for layout 3, a user's model on sparse data."""
-    return data_pass(row_view(read_layouts(address)[3]), theta, want_grad, gradient, work)
+    return data_pass(row_view(read_layout_3(address)), theta, want_grad, gradient, work)
 
 
 @_op(BATCH_VALUES, 0)
 def batch_linear(address, theta, theta_prop, cv, batch, start, stop, inv_temperature, values,
                  work):
     """``subsample.batch_values`` for layout 0."""
-    return batch_values(linear_view(read_layouts(address)[0]), theta, theta_prop, cv, batch,
+    return batch_values(linear_view(read_layout_0(address)), theta, theta_prop, cv, batch,
                         start, stop, inv_temperature, values, work)
 
 
@@ -91,7 +104,7 @@ def batch_linear(address, theta, theta_prop, cv, batch, start, stop, inv_tempera
 def batch_linear_matrix(address, theta, theta_prop, cv, batch, start, stop, inv_temperature,
                         values, work):
     """``subsample.batch_values`` for layout 1."""
-    return batch_values(linear_view(read_layouts(address)[1]), theta, theta_prop, cv, batch,
+    return batch_values(linear_view(read_layout_1(address)), theta, theta_prop, cv, batch,
                         start, stop, inv_temperature, values, work)
 
 
@@ -99,7 +112,7 @@ def batch_linear_matrix(address, theta, theta_prop, cv, batch, start, stop, inv_
 def batch_rows(address, theta, theta_prop, cv, batch, start, stop, inv_temperature, values,
                work):
     """``subsample.batch_values`` for layout 2."""
-    return batch_values(row_view(read_layouts(address)[2]), theta, theta_prop, cv, batch,
+    return batch_values(row_view(read_layout_2(address)), theta, theta_prop, cv, batch,
                         start, stop, inv_temperature, values, work)
 
 
@@ -107,13 +120,70 @@ def batch_rows(address, theta, theta_prop, cv, batch, start, stop, inv_temperatu
 def batch_sparse_rows(address, theta, theta_prop, cv, batch, start, stop, inv_temperature,
                       values, work):
     """``subsample.batch_values`` for layout 3."""
-    return batch_values(row_view(read_layouts(address)[3]), theta, theta_prop, cv, batch,
+    return batch_values(row_view(read_layout_3(address)), theta, theta_prop, cv, batch,
                         start, stop, inv_temperature, values, work)
 
 
 #: Each layout's ops, in the order of :data:`.specs.Ops`.
 OPS = ((pass_linear, batch_linear), (pass_linear_matrix, batch_linear_matrix),
        (pass_rows, batch_rows), (pass_sparse_rows, batch_sparse_rows))
+
+
+@_op(POINT_TERMS, 0)
+def terms_linear(address, context, theta, i, inv_temperature, want_slope, slope):
+    """``firefly.point_terms`` for layout 0 (Firefly's row query), its bound and scratch at
+    the address ``context`` (``firefly.query_context``)."""
+    bound, work, bound_work = read_context(context)
+    return point_terms(linear_view(read_layout_0(address)), bound, theta, i, inv_temperature,
+                       want_slope, slope, work, bound_work)
+
+
+@_op(POINT_TERMS, 1)
+def terms_linear_matrix(address, context, theta, i, inv_temperature, want_slope, slope):
+    """``firefly.point_terms`` for layout 1."""
+    bound, work, bound_work = read_context(context)
+    return point_terms(linear_view(read_layout_1(address)), bound, theta, i, inv_temperature,
+                       want_slope, slope, work, bound_work)
+
+
+@_op(ADD_GRADIENT, 0)
+def gradient_linear(address, i, slope, weight, gradient):
+    """``linear.add_gradient`` for layout 0."""
+    add_gradient(linear_view(read_layout_0(address)), i, slope, weight, gradient)
+
+
+@_op(ADD_GRADIENT, 1)
+def gradient_linear_matrix(address, i, slope, weight, gradient):
+    """``linear.add_gradient`` for layout 1."""
+    add_gradient(linear_view(read_layout_1(address)), i, slope, weight, gradient)
+
+
+@_op(BRIGHT_PART, 0)
+def bright_linear(address, context, value, theta, bright_rows, n_bright, inv_temperature,
+                  want_grad, diffs, slopes, gradient):
+    """``firefly.bright_part`` for layout 0: a bright set's queries in one call."""
+    bound, work, bound_work = read_context(context)
+    return bright_part(linear_view(read_layout_0(address)), bound, value, theta, bright_rows,
+                       n_bright, inv_temperature, want_grad, diffs, slopes, gradient, work,
+                       bound_work)
+
+
+@_op(BRIGHT_PART, 1)
+def bright_linear_matrix(address, context, value, theta, bright_rows, n_bright, inv_temperature,
+                         want_grad, diffs, slopes, gradient):
+    """``firefly.bright_part`` for layout 1."""
+    bound, work, bound_work = read_context(context)
+    return bright_part(linear_view(read_layout_1(address)), bound, value, theta, bright_rows,
+                       n_bright, inv_temperature, want_grad, diffs, slopes, gradient, work,
+                       bound_work)
+
+
+#: Firefly's ops for the two layouts of a linear model, in the order of
+#: :data:`.specs.FireflyModel`.
+FIREFLY_OPS = ((terms_linear, gradient_linear, bright_linear),
+               (terms_linear_matrix, gradient_linear_matrix, bright_linear_matrix))
+#: Their function types, in the same order.
+FIREFLY_OP_TYPES = (POINT_TERMS, ADD_GRADIENT, BRIGHT_PART)
 
 
 @_op(DATA_PASS, None)
@@ -199,6 +269,30 @@ def layout_of(spec, linear):
     return (0 if linear else 2) + isinstance(spec[0], tuple)
 
 
+def _with_layout(spec, layout):
+    """The four layouts' specs, functions as addresses: ``spec`` in ``layout``'s place and
+    stand-ins in the others."""
+    layouts = list(stand_ins())
+    layouts[layout] = _addressed(spec, LAYOUTS.types[layout])
+    return tuple(layouts)
+
+
+def _shape(data):
+    """``(N, D)`` of a spec's data: an array, or a ``Matrix`` or CSR tuple (its shape last)."""
+    return tuple(data[-1]) if isinstance(data, tuple) else data.shape
+
+
+def firefly_model_tuple(spec):
+    """The :data:`.specs.FIREFLY_MODEL` tuple Firefly's kernels take, for a linear model's
+    spec (``specs.LinearSpec``)."""
+    layout = layout_of(spec, True)
+    n_rows, n_features = _shape(spec[0])
+    ops = [function_addresses(op.prepare(), kind)
+           for op, kind in zip(FIREFLY_OPS[layout], FIREFLY_OP_TYPES)]
+    return (_with_layout(spec, layout), *ops, int(n_rows), int(spec[6]), int(spec[7]),
+            int(n_features) + int(spec[8]))
+
+
 def model_tuple(spec, linear, n_params, used=BOTH_OPS):
     """The :data:`.specs.MODEL` tuple the chain loops take, for a linear model's spec
     (``linear``, a ``specs.LinearSpec`` tuple) or a user's model's (``specs.RowSpec``)
@@ -207,13 +301,10 @@ def model_tuple(spec, linear, n_params, used=BOTH_OPS):
     ``used`` (:data:`BOTH_OPS`, :data:`DATA_PASS_ONLY`, :data:`BATCH_VALUES_ONLY`) are
     compiled; stand-ins take the others' places."""
     layout = layout_of(spec, linear)
-    layouts = list(stand_ins())
-    layouts[layout] = _addressed(spec, LAYOUTS.types[layout])
-    data = spec[0]
-    n_rows = data[-1][0] if isinstance(data, tuple) else data.shape[0]
+    n_rows = _shape(spec[0])[0]
     work_size = spec[6] + spec[7] if linear else n_params
     log_prior = function_addresses(flat_log_prior if linear else spec[5], LOG_PRIOR)
     ops = tuple(function_addresses((op if use else stand_in).prepare(), kind)
                 for op, stand_in, use, kind in zip(OPS[layout], (no_data_pass, no_batch_values),
                                                    used, (DATA_PASS, BATCH_VALUES)))
-    return (tuple(layouts), ops, int(n_rows), int(work_size), log_prior)
+    return (_with_layout(spec, layout), ops, int(n_rows), int(work_size), log_prior)

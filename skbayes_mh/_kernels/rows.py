@@ -19,7 +19,7 @@ from ._common import borrow, keep_alive, prefetch_row, prefetch_values
 from ._jit import STATUS_BAD_LOGLIK, STATUS_OK, jit
 from .linear import (add_gradient, block_width, linear_u, linear_u_pair, linear_u_triple,
                      quadratic_change, sparse_row_dot)
-from .specs import SPARSE, LinearSpec, Model, RowSpec
+from .specs import SPARSE, FireflyModel, LinearSpec, Model, RowSpec
 
 
 def _is(spec, cls):
@@ -42,7 +42,7 @@ def _n_rows(spec):
         return lambda spec: spec.X.shape[0]
     if _is(spec, RowSpec):
         return lambda spec: spec.data.shape[0]
-    if _is(spec, Model):
+    if _is(spec, Model) or _is(spec, FireflyModel):
         return lambda spec: spec.n_rows
 
 
@@ -84,7 +84,7 @@ def _make_workspace(spec, n_params):
             m = spec.work_size
             return (np.empty(m), np.empty(m), np.empty(m), np.empty(m), np.empty((m, m)))
         return impl
-    if _is(spec, LinearSpec):
+    if _is(spec, LinearSpec) or _is(spec, FireflyModel):
         def impl(spec, n_params):
             m = spec.n_outputs + spec.n_extra
             return (np.empty(m), np.empty(m), np.empty(m), np.empty(m), np.empty((m, m)))
@@ -348,7 +348,7 @@ def spec_log_prior(spec, theta):
 
 @overload(spec_log_prior, inline="always")
 def _spec_log_prior(spec, theta):
-    if _is(spec, LinearSpec):
+    if _is(spec, LinearSpec) or _is(spec, FireflyModel):
         return lambda spec, theta: 0.0
     if _is(spec, RowSpec) or _is(spec, Model):
         return lambda spec, theta: spec.log_prior(theta)

@@ -59,6 +59,18 @@ Model = namedtuple("Model", "layouts ops n_rows work_size log_prior")
 #:   row's tempered log ratio ``lambda`` (``subsample.grow_batch``) into ``values[j]``,
 #:   stopping early at a row that decides the test (``outcome``; ``read`` rows read).
 Ops = namedtuple("Ops", "data_pass batch_values")
+#: A linear model in either of its layouts (0 or 1 of :data:`LAYOUTS`) as Firefly's kernels
+#: see it, one type for both (``layouts.py``): the layouts' address, the two functions that
+#: read a row there, called through function pointers (``point_terms(layouts, context,
+#: theta, i, inv_temperature, want_slope, slope) -> (l_i, b_i)``, see
+#: ``firefly.point_terms``, with the bound and scratch at the address ``context``;
+#: ``add_gradient(layouts, i, slope, weight, gradient)``, see ``linear.add_gradient``;
+#: ``bright_part(layouts, context, value, theta, bright_rows, n_bright, inv_temperature,
+#: want_grad, diffs, slopes, gradient) -> (value, status)``, see ``firefly.bright_part``), and the
+#: model's shape: N, ``n_outputs`` blocks of ``width`` coordinates (the weights and the
+#: intercept), ``n_extra`` parameters after them.
+FireflyModel = namedtuple("FireflyModel", "layouts point_terms add_gradient bright_part n_rows "
+                                          "n_outputs n_extra width")
 #: A built-in prior (``priors.py``): ``kind``, per-coordinate ``scales`` and ``locations``,
 #: the feature ``means`` that centre each block's intercept (empty: no centring), and the
 #: block layout (``n_outputs`` blocks of ``block`` coordinates, the intercept last in each),
@@ -213,6 +225,22 @@ def with_addresses(kind):
 
 #: A :data:`Model` as Python passes it (a plain tuple, its functions as addresses).
 MODEL = types.Tuple((with_addresses(LAYOUTS), types.UniTuple(ADDRESS, 2), I8, I8, ADDRESS))
+#: :data:`FireflyBound` as the kernels hold it (``views.bound_view``), and the scratch of
+#: ``firefly.point_terms``.
+BOUND_VIEW = types.NamedTuple((BOUND_COEFFICIENTS, IN_VECTOR, IN_VECTOR, IN_MATRIX, IN_VECTOR,
+                               F8, F8, F8, IN_MATRIX), FireflyBound)
+BOUND_WORK = types.Tuple((VECTOR, VECTOR, MATRIX, VECTOR))
+#: What a Firefly query reads besides the row: the bounds and the scratch, passed by address
+#: (``firefly.query_context``).
+QUERY_CONTEXT = types.Tuple((BOUND_VIEW, WORK, BOUND_WORK))
+POINT_TERMS = types.FunctionType(types.UniTuple(F8, 2)(types.voidptr, types.voidptr, VECTOR, I8,
+                                                       F8, BOOL, VECTOR))
+ADD_GRADIENT = types.FunctionType(types.void(types.voidptr, I8, VECTOR, F8, VECTOR))
+BRIGHT_PART = types.FunctionType(types.Tuple((F8, I8))(types.voidptr, types.voidptr, F8, VECTOR,
+                                                       INDEX, I8, F8, BOOL, VECTOR, MATRIX, VECTOR))
+#: A :data:`FireflyModel` as Python passes it.
+FIREFLY_MODEL = types.Tuple((with_addresses(LAYOUTS), ADDRESS, ADDRESS, ADDRESS, I8, I8, I8,
+                             I8))
 
 TRACE = types.Tuple((MATRIX, FLAGS, INDEX, VECTOR, INDEX))
 FIREFLY_CHAIN = types.Tuple((VECTOR, INDEX, BYTES, INDEX, VECTOR, MATRIX, VECTOR, VECTOR))
@@ -222,6 +250,6 @@ TUPLE_FIELDS.update({TRACE: Trace, FIREFLY_CHAIN: FireflyChain,
                      BRIGHTNESS_UPDATE: BrightnessUpdate})
 TUPLE_FIELDS.update(dict.fromkeys(LINEAR_SPECS, LinearSpec))
 TUPLE_FIELDS.update(dict.fromkeys(ROW_SPECS, RowSpec))
-TUPLE_FIELDS.update({MODEL: Model, CSR_MATRIX: CSR, MATRIX_DATA: Matrix, PRIOR: Prior,
-                     PROPOSAL: Proposal, TEST: Test, CONTROL_VARIATES: ControlVariates,
-                     FIREFLY_BOUND: FireflyBound})
+TUPLE_FIELDS.update({MODEL: Model, FIREFLY_MODEL: FireflyModel, CSR_MATRIX: CSR,
+                     MATRIX_DATA: Matrix, PRIOR: Prior, PROPOSAL: Proposal, TEST: Test,
+                     CONTROL_VARIATES: ControlVariates, FIREFLY_BOUND: FireflyBound})

@@ -6,8 +6,9 @@ from numba.extending import overload
 
 from ._common import address_of, borrow, borrow_for_user, function_at
 from ._jit import jit
-from .specs import (BATCH_VALUES, CSR, DATA_PASS, LAYOUTS, LOG_PRIOR, ControlVariates,
-                    FireflyBound, LinearSpec, Matrix, Model, Ops, Prior, Proposal, RowSpec, Test)
+from .specs import (ADD_GRADIENT, BATCH_VALUES, BRIGHT_PART, CSR, DATA_PASS, LAYOUTS,
+                    LOG_PRIOR, POINT_TERMS, ControlVariates, FireflyBound, FireflyModel,
+                    LinearSpec, Matrix, Model, Ops, Prior, Proposal, RowSpec, Test)
 
 
 def matrix_view(X):
@@ -70,9 +71,21 @@ def model_view(model):
     """A :data:`.specs.MODEL` tuple as the :data:`.specs.Model` the chain loops take: its
     layouts kept on the entry kernel's stack and passed by address."""
     layouts, ops, n_rows, work_size, log_prior = model
-    return Model(address_of(with_functions(layouts, LAYOUTS)),
+    return Model(address_of(with_functions(layouts, LAYOUTS), LAYOUTS),
                  Ops(with_functions(ops[0], DATA_PASS), with_functions(ops[1], BATCH_VALUES)),
                  n_rows, work_size, with_functions(log_prior, LOG_PRIOR))
+
+
+@jit(inline="always")
+def firefly_model_view(model):
+    """A :data:`.specs.FIREFLY_MODEL` tuple as the :data:`.specs.FireflyModel` Firefly's
+    kernels take (see :func:`model_view`)."""
+    layouts, point_terms, add_gradient, bright_part, n_rows, n_outputs, n_extra, width = model
+    return FireflyModel(address_of(with_functions(layouts, LAYOUTS), LAYOUTS),
+                        with_functions(point_terms, POINT_TERMS),
+                        with_functions(add_gradient, ADD_GRADIENT),
+                        with_functions(bright_part, BRIGHT_PART), n_rows, n_outputs, n_extra,
+                        width)
 
 
 @jit(inline="always")
@@ -142,5 +155,5 @@ def _rebind(value):
     return namespace["impl"]
 
 
-_NAMED = (CSR, ControlVariates, FireflyBound, LinearSpec, Matrix, Model, Ops, Prior, Proposal,
-          RowSpec, Test)
+_NAMED = (CSR, ControlVariates, FireflyBound, FireflyModel, LinearSpec, Matrix, Model, Ops,
+          Prior, Proposal, RowSpec, Test)

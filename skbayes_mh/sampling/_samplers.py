@@ -384,8 +384,8 @@ class FireflySampler(_Sampler):
                              np.zeros(1, dtype=np.int64), np.empty(n),
                              np.empty((n, target.model.n_outputs + target.model.n_extra)),
                              np.zeros(theta.size), np.full(1, np.nan))
-        status = firefly_initialise(target.spec, self.bound, float(self.inv_temperature),
-                                    state.as_tuple(), rng)
+        status = firefly_initialise(target.firefly_model, self.bound,
+                                    float(self.inv_temperature), state.as_tuple(), rng)
         raise_for_status(status, "the starting point")
         if self.q_db is None:
             self.q_db = auto_q_db(state.n_bright[0], n)
@@ -406,7 +406,7 @@ class FireflySampler(_Sampler):
         target = self.target
         update = BrightnessUpdate(self.resample, float(self.q_db), self.resample_count)
         status, iteration = firefly_linear(
-            target.spec, target.prior.as_tuple(), self.bound, self.proposal_tuple(),
+            target.firefly_model, target.prior.as_tuple(), self.bound, self.proposal_tuple(),
             float(self.inv_temperature), tuple(update), state.as_tuple(), rng, tuple(trace))
         raise_for_status(status, f"{where} iteration {iteration}")
         return {"draws": trace.draws, "accepted": trace.accepted, "n_data_read": trace.n_read,

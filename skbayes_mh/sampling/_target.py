@@ -6,7 +6,7 @@ from functools import partial
 import numpy as np
 
 from .._kernels._jit import STATUS_OK
-from .._kernels.layouts import BOTH_OPS, model_tuple
+from .._kernels.layouts import BOTH_OPS, firefly_model_tuple, model_tuple
 from .._kernels.passes import linear_derivatives, row_sums
 from .._data import multiply, sum_each_row
 from .._passes import PASS_CHUNK, chunks, sum_stripes
@@ -117,6 +117,12 @@ class Target:
         """The :data:`~skbayes_mh._kernels.specs.MODEL` tuple the chain loops take
         (``_kernels/layouts.py``), with the ops ``used`` compiled."""
         return model_tuple(self.spec, self.kind == "linear", self.n_params, used)
+
+    @property
+    def firefly_model(self):
+        """The :data:`~skbayes_mh._kernels.specs.FIREFLY_MODEL` tuple Firefly's kernels take
+        (a linear model's)."""
+        return firefly_model_tuple(self.spec)
 
     @property
     def bounds_residual_range(self):

@@ -43,7 +43,8 @@ def _target(sampled_scale=True, n=300, inv_temperature=1.0):
 
 def _pointwise(target, bound, theta):
     values = np.empty((target.n_data, 2))
-    firefly_terms(target.spec, tuple(bound), np.asarray(theta, dtype=float), 1.0, values)
+    firefly_terms(target.firefly_model, tuple(bound), np.asarray(theta, dtype=float), 1.0,
+                  values)
     return values
 
 
@@ -101,7 +102,7 @@ def test_student_t_pseudo_posterior_gradient_matches_finite_differences(sampled_
     theta = target.mean + 0.2
     # Bright: the points well away from tangency (near it, log(L/B - 1) is steep).
     values = np.empty((n, 2))
-    firefly_terms(target.spec, bounds, theta, 0.7, values)
+    firefly_terms(target.firefly_model, bounds, theta, 0.7, values)
     diff = values[:, 0] - values[:, 1]
     order = np.argsort(-diff)
     n_bright = int(np.sum(diff > 0.05))
@@ -109,7 +110,7 @@ def test_student_t_pseudo_posterior_gradient_matches_finite_differences(sampled_
 
     def value(theta, gradient=None):
         out, status = firefly_pseudo_posterior(
-            target.spec, target.prior.as_tuple(), bounds, theta, order, n_bright, 0.7,
+            target.firefly_model, target.prior.as_tuple(), bounds, theta, order, n_bright, 0.7,
             gradient is not None, np.zeros(theta.size) if gradient is None else gradient)
         assert status == 0
         return out

@@ -58,8 +58,8 @@ def _softmax_setup(n=200, k=3, seed=0):
 def _pointwise(target, bound, theta, inv_temperature=1.0):
     """Per-row (l, b) from the kernel."""
     values = np.empty((target.n_data, 2))
-    firefly_terms(target.spec, tuple(bound), np.asarray(theta, dtype=float), inv_temperature,
-                  values)
+    firefly_terms(target.firefly_model, tuple(bound), np.asarray(theta, dtype=float),
+                  inv_temperature, values)
     return values
 
 
@@ -154,7 +154,7 @@ def test_pseudo_posterior_gradient_matches_finite_differences(model):
 
     def value(theta, gradient=None):
         out, status = firefly_pseudo_posterior(
-            target.spec, target.prior.as_tuple(), bounds, theta, order, n // 2, 0.5,
+            target.firefly_model, target.prior.as_tuple(), bounds, theta, order, n // 2, 0.5,
             gradient is not None, np.zeros(theta.size) if gradient is None else gradient)
         assert status == 0
         return out
