@@ -15,10 +15,11 @@ same for every model and data layout. So the loops take one type for every model
 2. a user's per-row model on dense data;
 3. a user's per-row model on sparse data.
 
-Each chain loop compiles once instead of once per kind of model and layout (the three
-Metropolis-Hastings loops 12 times fewer in all, Firefly's once fewer), and a fit compiles
-its loop and its own layout's ops: ``python -m skbayes_mh compile`` went from 178 s to
-74 s on two cores (``benchmarks/fit_time.py --cold``, the same day). A call through an op
+Each chain loop compiles once instead of once per kind of model and layout (the
+Metropolis-Hastings entry kernels 4 times instead of 14, Firefly's 4 instead of 8), and a
+fit compiles its loop and its own layout's ops: ``python -m skbayes_mh compile`` went from
+187 s to 86 s on two cores, the first default fit of breast cancer from 35 s to 28 s
+(``benchmarks/fit_time.py --cold``, the same day). A call through an op
 costs nanoseconds, once per full-data pass, minibatch round or bright-set sum; Firefly's
 single queries (the brightness updates) call one per row, which measured no slower on
 MNIST 7 vs 9 (untuned bounds: 7,551 queries an iteration, 2.29 s per 1,000 iterations
