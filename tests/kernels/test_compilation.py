@@ -64,3 +64,57 @@ def test_drawing_rows_from_the_start_and_from_a_count_compiles_once():
     # Four distinct rows of ten (drawn without replacement), from one specialisation.
     assert len(set(rows.tolist())) == 4 and rows.min() >= 0 and rows.max() < 10
     assert len(draw_rows.signatures) == 1
+
+
+_PAIR = numba.types.UniTuple(numba.types.float64, 2)
+_SQUARE = numba.types.FunctionType(numba.types.float64(numba.types.float64))
+
+
+@numba.njit
+def _square(x):
+    return x * x
+
+
+def test_a_tuple_passed_by_address_is_read_back_and_only_as_its_own_type():
+    """The chain loops pass the data layouts' specs to their ops as one address
+    (``layouts.py``): the reader gets what was stored, and a value of another type is refused
+    when compiling, not misread."""
+    import pytest
+    from numba.core.errors import TypingError
+
+    from skbayes_mh._kernels._common import address_of, value_at
+
+    read_pair, read_second = value_at(_PAIR), value_at(_PAIR, 1)
+
+    @numba.njit
+    def round_trip(a, b):
+        address = address_of((a, b), _PAIR)
+        return read_pair(address)[0], read_second(address)
+
+    assert round_trip(1.5, -2.5) == (1.5, -2.5)
+
+    @numba.njit
+    def wrong_type(a):
+        return read_second(address_of((a, a), _PAIR))
+
+    with pytest.raises(TypingError, match="address_of"):
+        wrong_type(1)
+
+
+def test_a_function_passed_as_its_addresses_is_the_function():
+    """Python passes the models' functions and the ops as the addresses of their compiled
+    code (``layouts.function_addresses``); the kernel calls them through those."""
+    from skbayes_mh._kernels._common import function_at
+    from skbayes_mh._kernels.layouts import function_addresses
+
+    make = function_at(_SQUARE)
+
+    @numba.njit
+    def call(c_address, jit_address, x):
+        return make(c_address, jit_address)(x)
+
+    c_address, jit_address = function_addresses(_square, _SQUARE)
+    assert c_address != 0
+    assert call(c_address, jit_address, 3.0) == 9.0
+    assert call(c_address, 0, -4.0) == 16.0  # through the C entry alone
+    assert function_addresses(_square, _SQUARE) == (c_address, jit_address)  # looked up once
