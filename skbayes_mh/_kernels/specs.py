@@ -208,7 +208,6 @@ CV_VIEW = types.NamedTuple((BOOL, VECTOR, IN_VECTOR, IN_MATRIX, IN_MATRIX, F8, F
 DATA_PASS = types.FunctionType(types.Tuple((F8, I8))(types.voidptr, VECTOR, BOOL, VECTOR, WORK))
 BATCH_VALUES = types.FunctionType(types.Tuple((I8, I8))(types.voidptr, VECTOR, VECTOR, CV_VIEW,
                                                         INDEX, I8, I8, F8, VECTOR, WORK))
-OPS = types.Tuple((DATA_PASS, BATCH_VALUES))
 #: A jitted function as Python passes it to the chain loops: the addresses of its compiled
 #: code (``layouts.function_addresses``; ``_common.function_at`` makes it a function again).
 ADDRESS = types.UniTuple(I8, 2)
