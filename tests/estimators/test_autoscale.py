@@ -22,6 +22,7 @@ def min_ess(estimator):
     return min(float(np.min(v)) for v in estimator.diagnostics_["ess_bulk"].values())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scaled", [True, False])
 def test_diabetes_defaults_match_least_squares(scaled):
     """The data set as scikit-learn ships it (features scaled to sd 0.048, y in the
@@ -95,6 +96,7 @@ def test_a_rare_feature_is_standardised_within_reach():
         assert np.abs(standardised).max() <= AUTOSCALE_REACH * (1 + 1e-12)
 
 
+@pytest.mark.slow
 def test_a_rare_pixel_leaves_the_default_softmax_converged():
     """Pixels that one or two rows of 1,200 light (as digits' and MNIST's edges): under the
     sd's scale their weights' posteriors were walls that the chains crossed slowly; within

@@ -164,6 +164,7 @@ def test_predictive_mean_risk_refuses_a_nan_reference():
 TINY_TEMPERATURE_CASES = [(cls, target_kind(cls)) for cls in ESTIMATORS.values()]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("estimator_class, kind", TINY_TEMPERATURE_CASES)
 def test_temperatures_down_to_1e_100_are_finite_and_converged_or_warned(estimator_class,
                                                                         kind):

@@ -283,6 +283,7 @@ def test_a_memmap_whose_file_changes_during_the_fit_is_an_error(binary, tmp_path
     assert not hasattr(estimator, "posterior_")
 
 
+@pytest.mark.slow
 def test_separable_classes_give_the_exact_tests_posterior_without_warning():
     # Classes a line separates: the likelihood grows without end along the separating
     # direction and the prior alone stops it, so the posterior sits far out (weights near

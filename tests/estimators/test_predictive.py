@@ -168,6 +168,7 @@ def test_to_arviz_has_observed_data_log_likelihood_and_posterior_predictive():
         clf.to_arviz(X, log_likelihood=True)
 
 
+@pytest.mark.slow
 def test_subsampled_loo_agrees_with_full_loo():
     arviz = pytest.importorskip("arviz")
     arviz_stats = pytest.importorskip("arviz_stats")

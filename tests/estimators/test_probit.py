@@ -92,6 +92,7 @@ def exact_reference():
     return X, y, result.draws[::10]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("acceptance", ["auto", "firefly"])
 def test_posterior_agrees_with_a_long_exact_chain_of_an_independent_model(exact_reference,
                                                                          acceptance):

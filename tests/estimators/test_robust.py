@@ -124,6 +124,7 @@ def test_student_t_pseudo_posterior_gradient_matches_finite_differences(sampled_
 
 # --- correctness of the posterior -------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("acceptance, proposal", [("firefly", "slice"), ("firefly", "mala"),
                                                   ("metropolis", "slice")])
 def test_large_nu_matches_conjugate_linear_regression(acceptance, proposal):

@@ -74,6 +74,7 @@ def test_bad_parameters(params, message, three_classes):
         FireflySoftmaxClassifier(acceptance=Firefly(**params), **FAST).fit(X, y)
 
 
+@pytest.mark.slow
 def test_softmax_chains_start_inside_the_laplace_approximation_and_mix():
     """The over-parameterised softmax: per-coordinate jitter by the marginal Laplace sds put
     the starts hundreds of sds off along the class contrasts, where the minibatch test with
@@ -98,6 +99,7 @@ def test_softmax_chains_start_inside_the_laplace_approximation_and_mix():
     assert np.all(np.abs(m1 - m2) < 4 * np.sqrt(s1**2 / e1 + s2**2 / e2))
 
 
+@pytest.mark.slow
 def test_firefly_warns_when_most_rows_stay_bright():
     from sklearn.exceptions import EfficiencyWarning
 
@@ -113,6 +115,7 @@ def test_firefly_warns_when_most_rows_stay_bright():
     assert tight.bright_fraction_ < 0.5
 
 
+@pytest.mark.slow
 def test_centred_and_over_parameterised_samplers_agree(three_classes):
     """Metropolis samples the centred family (K - 1 blocks in a sum-to-zero basis), Firefly
     the K class blocks: both report centred coefficients (summing to zero over the classes,

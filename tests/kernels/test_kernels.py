@@ -40,6 +40,7 @@ def test_loglik_sum_flags_nan_and_passes_minus_inf():
     assert status == STATUS_OK and total == -math.inf
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dense", [True, False])
 def test_random_rows_are_uniform_subsets(dense):
     """Both pools draw every subset of k rows with probability 1 / C(n, k), also when a
@@ -80,6 +81,7 @@ def test_log_sigmoid_matches_scipy(x):
     assert log_sigmoid(x) == pytest.approx(float(log_expit(x)), rel=1e-14, abs=1e-300)
 
 
+@pytest.mark.slow
 def test_sample_discrete_frequencies_match_weights():
     support = np.array([-2.0, 0.0, 1.0, 5.0])
     weights = np.array([0.1, 0.2, 0.3, 0.4])
@@ -138,6 +140,7 @@ def _draws(proposal, theta, n, gradient=None, seed=5):
     return draws
 
 
+@pytest.mark.slow
 def test_random_walk_with_a_cholesky_factor_has_that_covariance():
     from skbayes_mh._kernels.proposals import RANDOM_WALK
 
@@ -186,6 +189,7 @@ def test_low_rank_shape_kernels_are_one_factor_its_transpose_and_inverse():
     np.testing.assert_allclose(np.cov(draws.T), dense, atol=0.12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("df", [0.0, 4.0])
 def test_pcn_keeps_its_reference_and_reports_its_density_ratio(df):
     # Draws from the reference, moved once by the autoregressive proposal, stay distributed

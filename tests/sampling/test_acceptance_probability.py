@@ -48,6 +48,7 @@ def test_exact_tests_follow_their_formulas(test, formula, spread, delta):
     assert rows == 2 * N  # no cache between trials: current and proposal, every row
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("delta", DELTAS)
 @pytest.mark.parametrize("spread, expected_rows", list(zip(SPREADS, [10, 95, 720])))
 def test_minibatch_follows_barker(spread, expected_rows, delta):
@@ -60,6 +61,7 @@ def test_minibatch_follows_barker(spread, expected_rows, delta):
     assert rows == pytest.approx(expected_rows, abs=10)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("delta", [-1.0, 0.5])
 def test_minibatch_with_delta_stays_within_its_stated_bound(delta):
     # Skewed (exponential) per-datum ratios, where the normal approximation is worst.
@@ -79,6 +81,7 @@ def test_minibatch_at_other_sigmas(sigma):
     assert abs(p - expit(0.5)) <= monte_carlo_tolerance(expit(0.5)) + test.correction.sup_error
 
 
+@pytest.mark.slow
 def test_minibatch_is_exact_barker_at_full_data():
     # A spread so large that the batch always grows to N: then s^2 = 0 (finite-population
     # correction) and the test is the exact Barker test, not "accept iff Delta* > 0".

@@ -29,6 +29,7 @@ def test_student_t_tail_matches_scipy(t, dof):
     assert student_t_sf(t, dof) == pytest.approx(stats.t.sf(t, dof), rel=1e-9, abs=1e-300)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("delta", [-3.0, -1.0, -0.2, 0.5])
 @pytest.mark.parametrize("spread", [1e-2, 5e-2])
 def test_tiny_epsilon_is_the_exact_metropolis_test(spread, delta):
@@ -39,6 +40,7 @@ def test_tiny_epsilon_is_the_exact_metropolis_test(spread, delta):
     assert abs(p - exact) <= tolerance(exact)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("delta", [-3.0, -1.0, 0.0, 0.5, 2.0])
 @pytest.mark.parametrize("spread", [3e-4, 1e-2, 5e-2, 2e-1])
 def test_acceptance_follows_the_random_walk_error_analysis(spread, delta):
@@ -67,6 +69,7 @@ def test_worst_case_error_is_half_the_chance_of_an_early_stop():
     assert Austerity(epsilon=0.01, batch_size=50).worst_case_error(N) < errors[0]
 
 
+@pytest.mark.slow
 def test_random_walk_model_matches_a_simulated_walk():
     # The deterministic computation against walks simulated from the model's own bridge.
     n_data, batch_size, epsilon, effect = 600, 60, 0.05, 0.8
@@ -90,6 +93,7 @@ def test_random_walk_model_matches_a_simulated_walk():
     assert used.mean() == pytest.approx(rows[0], rel=0.01)
 
 
+@pytest.mark.slow
 def test_conservative_design_meets_its_worst_case_error():
     test = Austerity.conservative(N, max_error=0.05, batch_sizes=[20, 50, 100],
                                   epsilons=[1e-3, 5e-3, 0.02], effects=np.linspace(0, 10, 11))

@@ -148,6 +148,7 @@ def test_a_chain_in_a_lower_mode_warns_naming_it(n_evaluated, sigmas):
     assert found.gap_se == pytest.approx(gap_se, rel=0.5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model_kind", ["logistic", "softmax", "student_t"])
 def test_control_variate_estimates_match_the_exact_log_posterior(model_kind):
     # 100,000 rows: the remainder is estimated on 5,000 of them. At draws of the Laplace

@@ -134,6 +134,7 @@ needs_main_thread = pytest.mark.skipif(
     reason="Ctrl-C is delivered to the main thread, where the handler is installed")
 
 
+@pytest.mark.slow
 @needs_main_thread
 def test_ctrl_c_stops_every_chain_within_a_second_keeps_draws_and_continues():
     X, y = tall_breast_cancer()

@@ -106,6 +106,7 @@ def logistic_problem():
     return rows, target, pairs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("test, accept", [
     (MinibatchBarker(), lambda delta: expit(delta)),
     (Austerity(epsilon=0.05), lambda delta: min(1.0, np.exp(delta)))],

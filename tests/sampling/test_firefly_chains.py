@@ -35,6 +35,7 @@ def grid_posterior():
 PROPOSALS = {"mh": "random_walk", "mala": "mala", "slice": "slice"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bound", ["map", "untuned"])
 @pytest.mark.parametrize("resample", ["implicit", "explicit"])
 @pytest.mark.parametrize("update", ["mh", "mala", "slice"])

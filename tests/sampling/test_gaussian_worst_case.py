@@ -16,6 +16,7 @@ def data():
     return np.random.default_rng(7).normal(0.5, 1.0, size=(N_DATA, 1))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("acceptance", ["metropolis", "barker", "minibatch"])
 def test_posterior_recovered(data, acceptance):
     exact_mean, exact_sd = data.mean(), 1 / np.sqrt(N_DATA)

@@ -113,6 +113,7 @@ def test_confidence_sampler_keeps_the_posterior(logistic_problem):
     assert abs(mahalanobis.mean() - 2.0) < 4 * mahalanobis_sd / np.sqrt(N_CHAINS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("proposal", ["hmc", "mala"])
 def test_gradient_proposals_keep_the_conjugate_posterior(problem, proposal):
     # Hamiltonian paths and Langevin steps with the full-data gradient, each with its exact
@@ -179,6 +180,7 @@ def test_a_low_rank_shape_keeps_the_conjugate_posterior(problem, proposal):
     _assert_moved_and_kept(np.array(finals), starts, accepted, mean, sd, moved=0.3)
 
 
+@pytest.mark.slow
 def test_hamiltonian_paths_have_their_mean_length():
     """Step counts are the jittered length over the step, rounded up or down at random:
     their mean is the mean path over the step (rounding always up would add half a step,

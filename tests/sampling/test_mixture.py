@@ -29,6 +29,7 @@ def experiment():
     return truth, result
 
 
+@pytest.mark.slow
 def test_average_minibatch_size_as_in_the_paper(experiment):
     _, result = experiment
     # Paper: 172 rows per test at N = 10^6; standard deviation 0.15 per coordinate.

@@ -88,6 +88,7 @@ def test_each_iteration_reports_its_own_temperatures_log_posterior():
     np.testing.assert_allclose(result.log_posterior, loglik / temperature, rtol=1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("acceptance, proposal, with_derivatives", [
     ("metropolis", "random_walk", False),
     ("metropolis", "mala", True),  # the cached gradient is the old temperature's

@@ -73,6 +73,7 @@ def test_a_default_fit_reports_its_error_without_warning(tall):
     assert "test_error" not in exact.diagnostics_
 
 
+@pytest.mark.slow
 def test_austerity_without_control_variates_warns_with_its_predicted_error(tall):
     # Without control variates each test reads about a third of the rows and still errs
     # in several decisions in a hundred (its own analysis, at the fit's moves): past the
