@@ -11,7 +11,8 @@ from concurrent.futures import ProcessPoolExecutor
 
 #: Modules holding entry kernels (``_jit.EntryKernel``), and the order of the largest first.
 KERNEL_MODULES = ("skbayes_mh._kernels.mh", "skbayes_mh._kernels.firefly",
-                  "skbayes_mh._kernels.passes", "skbayes_mh._kernels.layouts")
+                  "skbayes_mh._kernels.passes", "skbayes_mh._kernels.layouts",
+                  "skbayes_mh._kernels.proposals")
 
 
 def _reads_float64_array(kernel, signature):

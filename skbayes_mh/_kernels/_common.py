@@ -203,10 +203,44 @@ def address_of(typingctx, value, kind):
     return types.voidptr(value, kind), codegen
 
 
+@intrinsic
+def store_at(typingctx, buffer, value, kind):
+    """Store ``value`` (of the numba type ``kind``, checked when compiling) in the bytes of
+    the 1-D uint8 array ``buffer``, whose length must be at least :func:`stored_size`
+    ``(kind)``: read back at :func:`data_address` ``(buffer)`` with a reader of
+    :func:`value_at`."""
+    if value != kind.instance_type:
+        raise TypingError(f"store_at: a value of type {value} where {kind.instance_type} "
+                          f"is read")
+
+    def codegen(context, builder, signature, args):
+        data = make_array(signature.args[0])(context, builder, value=args[0]).data
+        builder.store(args[1], builder.bitcast(data, args[1].type.as_pointer()))
+        return context.get_dummy_value()
+    return types.void(buffer, value, kind), codegen
+
+
+@intrinsic
+def data_address(typingctx, buffer):
+    """The address of the first byte of the array ``buffer``."""
+    def codegen(context, builder, signature, args):
+        data = make_array(signature.args[0])(context, builder, value=args[0]).data
+        return builder.bitcast(data, cgutils.voidptr_t)
+    return types.voidptr(buffer), codegen
+
+
+def stored_size(kind):
+    """Bytes that :func:`store_at` writes for a value of the numba type ``kind``."""
+    from numba.core.registry import cpu_target
+
+    context = cpu_target.target_context
+    return context.get_abi_sizeof(context.get_value_type(kind))
+
+
 def value_at(kind, index=None):
     """A jitted reader ``read(address)`` of the value of numba type ``kind`` (a tuple)
-    stored at an address from :func:`address_of`, or of its entry ``index`` alone (one load
-    of what the reader uses, not of the whole tuple)."""
+    stored at an address from :func:`address_of` (or :func:`data_address`), or of its entry
+    ``index`` alone (one load of what the reader uses, not of the whole tuple)."""
     result = kind if index is None else kind.types[index]
 
     @intrinsic
@@ -223,7 +257,7 @@ def value_at(kind, index=None):
 def function_at(kind):
     """A jitted ``make(c_address, jit_address) -> function`` giving a first-class function of
     numba type ``kind`` (a ``types.FunctionType``) from its compiled addresses
-    (``layouts.function_addresses``): what numba builds when Python passes a jitted function,
+    (``_jit.function_addresses``): what numba builds when Python passes a jitted function,
     without the tens of microseconds per function and per call that numba's conversion
     takes. ``jit_address`` (0: none) is the faster entry that numba's own calls use."""
     @intrinsic

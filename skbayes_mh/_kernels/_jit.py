@@ -32,6 +32,7 @@ import sys
 import tempfile
 import threading
 import warnings
+import weakref
 
 import numba
 import numpy as np
@@ -319,7 +320,7 @@ def _compile_notice():
     if not _notice_shown:
         _notice_shown = True
         print("skbayes_mh: compiling numba kernels (first use after install only: "
-              "15-30 s for a fit's own sampler on two cores, about a minute for every one; they "
+              "20-40 s for a fit's own sampler on two cores, about a minute for every one; they "
               "are cached on disk afterwards)...", file=sys.stderr, flush=True)
 
 
@@ -345,3 +346,26 @@ def by_row_data(args):
     """``select`` for kernels whose first argument is a user model's spec: 0 for dense
     data, 1 for sparse data (a tuple of CSR arrays; the order of ``specs.ROW_SPECS``)."""
     return 1 if isinstance(args[0][0], tuple) else 0
+
+
+def function_addresses(function, kind):
+    """``(c_address, jit_address)`` of the jitted ``function`` compiled for the function type
+    ``kind`` (compiling it first if need be), as :data:`.specs.ADDRESS`: the entries numba
+    itself takes from a function passed to a kernel, looked up once instead of per call.
+    The caller keeps ``function`` alive while its addresses are in use (its compiled code
+    lives as long as it does)."""
+    known = _ADDRESSES.setdefault(function, {})
+    addresses = known.get(kind)
+    if addresses is None:
+        from numba.experimental import function_type
+
+        signature = kind.signature
+        jit_address = getattr(function_type, "_get_jit_address", lambda *args: 0)
+        addresses = (int(function_type._get_wrapper_address(function, signature)),
+                     int(jit_address(function, signature)))
+        known[kind] = addresses
+    return addresses
+
+
+#: Each function's addresses by function type, for as long as the function lives.
+_ADDRESSES = weakref.WeakKeyDictionary()

@@ -37,7 +37,7 @@ from ._jit import (BOOL, F8, I8, MATRIX, RNG, STATUS_BAD_LOGLIK,
 from .linear import add_gradient, linear_u
 from .mh import log_prior_total
 from .pool import DENSE_POOL_MAX_ROWS, draw_rows, make_pool
-from .proposals import MALA, SLICE, propose, proposal_log_ratio
+from .proposals import MALA, SLICE, move_functions
 from .rows import make_workspace, row_weight
 from .slice import register_target, slice_update
 from .specs import (BRIGHTNESS_UPDATE, FIREFLY_BOUND, FIREFLY_CHAIN, FIREFLY_MODEL, IN_VECTOR,
@@ -167,7 +167,7 @@ def pseudo_posterior(spec, prior, bound, theta, bright_rows, n_bright, inv_tempe
     if status != STATUS_OK:
         return math.nan, status
     value += prior_value
-    return spec.bright_part(spec.layouts, query, value, theta, bright_rows, n_bright,
+    return spec.bright_part(spec.layout, query, value, theta, bright_rows, n_bright,
                             inv_temperature, want_grad, diffs, slopes, gradient)
 
 
@@ -228,7 +228,7 @@ def _set_bit(bright_bits, i, bright):
 def _gap(spec, query, theta, i, inv_temperature, want_slope, slope):
     """``l_i - b_i`` at ``theta`` (a likelihood query; ``query`` from
     :func:`query_context`)."""
-    loglik, log_bound = spec.point_terms(spec.layouts, query, theta, i, inv_temperature,
+    loglik, log_bound = spec.point_terms(spec.layout, query, theta, i, inv_temperature,
                                          want_slope, slope)
     return loglik - log_bound
 
@@ -243,7 +243,7 @@ def _make_bright(spec, bright_rows, bright_bits, state, point_diff, point_slope,
     _set_bit(bright_bits, i, True)
     point_diff[p] = diff
     if want_grad:
-        spec.add_gradient(spec.layouts, i, slope, 1.0 / -math.expm1(-diff), gradient)
+        spec.add_gradient(spec.layout, i, slope, 1.0 / -math.expm1(-diff), gradient)
         copy_into(point_slope[p], slope)
     state[0] = p + 1
     return log_expm1(diff)
@@ -257,7 +257,7 @@ def _leave(spec, bright_rows, bright_bits, point_diff, point_slope, gradient, wa
     i = bright_rows[p]
     _set_bit(bright_bits, i, False)
     if want_grad:
-        spec.add_gradient(spec.layouts, i, point_slope[p], -1.0 / -math.expm1(-point_diff[p]),
+        spec.add_gradient(spec.layout, i, point_slope[p], -1.0 / -math.expm1(-point_diff[p]),
                           gradient)
     return log_expm1(point_diff[p])
 
@@ -294,7 +294,7 @@ def initialise_loop(spec, bound, inv_temperature, chain, rng):
     query = query_context(bound, work, bound_work)
     state[0] = 0
     for i in range(n):
-        loglik, log_bound = spec.point_terms(spec.layouts, query, theta, i, inv_temperature,
+        loglik, log_bound = spec.point_terms(spec.layout, query, theta, i, inv_temperature,
                                              flag(False), slope)
         diff = loglik - log_bound
         if math.isnan(diff):
@@ -339,6 +339,7 @@ def firefly_loop(spec, prior, bound, proposal, inv_temperature, update, chain, r
     # Indexed by bright position: reserved at N, written up to the bright count.
     diffs = np.empty(n)
     want_grad = proposal.kind == MALA
+    propose, proposal_log_ratio = move_functions(proposal)
     slopes = np.empty((n if want_grad else 1, m))
     explicit_rows = n if resample == EXPLICIT else 0
     pool = make_pool(explicit_rows, explicit_rows <= DENSE_POOL_MAX_ROWS)
@@ -530,7 +531,7 @@ def firefly_terms(model, bound, theta, inv_temperature, out):
     theta = borrow_for_user(theta)
     query = query_context(bounds, work, bound_work)
     for i in range(model.n_rows):
-        out[i, 0], out[i, 1] = model.point_terms(model.layouts, query, theta, i,
+        out[i, 0], out[i, 1] = model.point_terms(model.layout, query, theta, i,
                                                  inv_temperature, flag(False), owners[2])
     keep_alive(owners)
     return STATUS_OK

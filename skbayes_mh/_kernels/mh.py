@@ -30,8 +30,8 @@ from .confidence import confidence_decide
 from .metropolis import metropolis_decide
 from .minibatch import minibatch_barker_decide
 from .priors import log_prior_and_gradient
-from .proposals import (HMC, MALA, hmc_step_count, propose, proposal_log_ratio,
-                        shape_times, shape_transpose_times)
+from .proposals import (HMC, MALA, hmc_step_count, move_functions, shape_times,
+                        shape_transpose_times)
 from ._common import borrow, borrow_workspace, copy_into, flag, keep_alive
 from .pool import DENSE_POOL_MAX_ROWS, POOL, make_pool
 from .rows import data_pass, make_workspace, n_rows, spec_log_prior
@@ -294,6 +294,7 @@ def mh_loop(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace,
     scratch = np.empty(0 if exact else n)
     pool = rebind(pool)
     want_grad = proposal.kind == MALA or proposal.kind == HMC
+    propose, proposal_log_ratio = move_functions(proposal)
 
     log_prior_current, status = log_prior_total(spec, prior, theta, flag(False), buffer)
     if status != STATUS_OK:

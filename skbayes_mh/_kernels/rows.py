@@ -144,7 +144,7 @@ def data_pass(spec, theta, want_grad, gradient, work):
 def _data_pass(spec, theta, want_grad, gradient, work):
     if _is(spec, Model):
         return lambda spec, theta, want_grad, gradient, work: spec.ops.data_pass(
-            spec.layouts, theta, want_grad, gradient, work)
+            spec.layout, theta, want_grad, gradient, work)
     blas = (_is(spec, LinearSpec) and isinstance(spec.types[0], types.Array)
             and spec.types[0].dtype == types.float64)
     if blas:

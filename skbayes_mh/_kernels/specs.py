@@ -21,8 +21,8 @@ from collections import namedtuple
 
 from numba import types
 
-from ._jit import (BOOL, BYTES, F4, F8, FLAGS, I4, I8, INDEX, MATRIX, TUPLE_FIELDS, VECTOR,
-                   readonly)
+from ._jit import (BOOL, BYTES, F4, F8, FLAGS, I4, I8, INDEX, MATRIX, RNG, TUPLE_FIELDS,
+                   VECTOR, readonly)
 
 LinearSpec = namedtuple("LinearSpec", "X y weights params link link_rows n_outputs n_extra "
                                       "intercept")
@@ -41,35 +41,35 @@ DENSE32, SPARSE = 1, 2
 CSR = namedtuple("CSR", "data indices indptr shape")
 RowSpec = namedtuple("RowSpec", "data weights loglik gradient hessian log_prior")
 #: A model of either kind in any data layout, as the Metropolis-Hastings chain loops see it:
-#: one type for all, so that each loop compiles once (``layouts.py``). ``layouts`` holds a
-#: spec for each of the four layouts (:data:`LAYOUTS`: a linear model on a float64 array, a
-#: linear model on a :data:`Matrix`, a user's model on dense data, a user's model on
-#: sparse data), the model's own in its place and empty stand-ins in the others; in the
-#: kernels, the address of that tuple (``_common.address_of``), which only the ``ops``
-#: (:data:`Ops`) read: the functions that read the model's layout, called through function
-#: pointers. ``n_rows`` is N, ``work_size`` the length of the row functions' scratch
-#: vectors (``rows.make_workspace``), ``log_prior`` the model's own log-prior term.
-Model = namedtuple("Model", "layouts ops n_rows work_size log_prior")
+#: one type for all, so that each loop compiles once (``layouts.py``). ``layout`` is the
+#: address of the model's spec in its layout (one of :data:`LAYOUTS`: a linear model on a
+#: float64 array, a linear model on a :data:`Matrix`, a user's model on dense data, a user's
+#: model on sparse data), stored by Python in a byte buffer (``layouts.packed_layout``),
+#: which only the ``ops`` (:data:`Ops`) read: the functions that read the model's layout,
+#: called through function pointers. ``n_rows`` is N, ``work_size`` the length of the row
+#: functions' scratch vectors (``rows.make_workspace``), ``log_prior`` the model's own
+#: log-prior term.
+Model = namedtuple("Model", "layout ops n_rows work_size log_prior")
 #: What a chain loop reads the data through (``layouts.py``):
 #:
-#: * ``data_pass(layouts, theta, want_grad, gradient, work) -> (loglik, status)``: the
+#: * ``data_pass(layout, theta, want_grad, gradient, work) -> (loglik, status)``: the
 #:   full-data pass of ``rows.data_pass``;
-#: * ``batch_values(layouts, theta, theta_prop, cv, batch, start, stop, inv_temperature,
+#: * ``batch_values(layout, theta, theta_prop, cv, batch, start, stop, inv_temperature,
 #:   values, work) -> (outcome, read)``: for the minibatch rows ``batch[start:stop]``, each
 #:   row's tempered log ratio ``lambda`` (``subsample.grow_batch``) into ``values[j]``,
 #:   stopping early at a row that decides the test (``outcome``; ``read`` rows read).
 Ops = namedtuple("Ops", "data_pass batch_values")
 #: A linear model in either of its layouts (0 or 1 of :data:`LAYOUTS`) as Firefly's kernels
-#: see it, one type for both (``layouts.py``): the layouts' address, the two functions that
-#: read a row there, called through function pointers (``point_terms(layouts, context,
-#: theta, i, inv_temperature, want_slope, slope) -> (l_i, b_i)``, see
-#: ``firefly.point_terms``, with the bound and scratch at the address ``context``;
-#: ``add_gradient(layouts, i, slope, weight, gradient)``, see ``linear.add_gradient``;
-#: ``bright_part(layouts, context, value, theta, bright_rows, n_bright, inv_temperature,
-#: want_grad, diffs, slopes, gradient) -> (value, status)``, see ``firefly.bright_part``), and the
-#: model's shape: N, ``n_outputs`` blocks of ``width`` coordinates (the weights and the
-#: intercept), ``n_extra`` parameters after them.
-FireflyModel = namedtuple("FireflyModel", "layouts point_terms add_gradient bright_part n_rows "
+#: see it, one type for both (``layouts.py``): the address of its spec (as in :data:`Model`),
+#: the functions that read rows there, called through function pointers
+#: (``point_terms(layout, context, theta, i, inv_temperature, want_slope, slope) ->
+#: (l_i, b_i)``, see ``firefly.point_terms``, with the bound and scratch at the address
+#: ``context``; ``add_gradient(layout, i, slope, weight, gradient)``, see
+#: ``linear.add_gradient``; ``bright_part(layout, context, value, theta, bright_rows,
+#: n_bright, inv_temperature, want_grad, diffs, slopes, gradient) -> (value, status)``, see
+#: ``firefly.bright_part``), and the model's shape: N, ``n_outputs`` blocks of ``width``
+#: coordinates (the weights and the intercept), ``n_extra`` parameters after them.
+FireflyModel = namedtuple("FireflyModel", "layout point_terms add_gradient bright_part n_rows "
                                           "n_outputs n_extra width")
 #: A built-in prior (``priors.py``): ``kind``, per-coordinate ``scales`` and ``locations``,
 #: the feature ``means`` that centre each block's intercept (empty: no centring), and the
@@ -81,8 +81,11 @@ Prior = namedtuple("Prior", "kind scales locations means n_outputs block interce
 #: of ``basis`` by the ``gain`` factors; ``basis`` has 0 rows for a diagonal shape), the
 #: reference distribution's ``mean`` for the autoregressive proposal, and one more
 #: ``parameter``: the autoregressive reference's degrees of freedom (0: Gaussian), or
-#: Hamiltonian Monte Carlo's path length.
-Proposal = namedtuple("Proposal", "kind scale factor diag basis gain mean parameter")
+#: Hamiltonian Monte Carlo's path length. ``moves`` holds the addresses of the compiled
+#: ``propose`` and ``log_ratio`` ops (:data:`PROPOSE`, :data:`MOVE_LOG_RATIO`;
+#: ``proposals.move_addresses``) through which the chain loops make a one-step move, or
+#: zeros (:data:`NO_MOVES`) where the loops make none (Hamiltonian paths, slice updates).
+Proposal = namedtuple("Proposal", "kind scale factor diag basis gain mean parameter moves")
 #: An acceptance test: which decision kernel, its packed parameters and, for the minibatch
 #: Barker test, the correction distribution (support and cumulative weights).
 Test = namedtuple("Test", "kind params support cdf")
@@ -191,7 +194,6 @@ LINEAR_SPECS = (linear_spec_type(readonly(F8, 2)), linear_spec_type(MATRIX_DATA)
 ROW_SPECS = (types.Tuple((DATA, WEIGHTS, LOGLIK, GRADIENT, HESSIAN, LOG_PRIOR)),
              types.Tuple((CSR_MATRIX, WEIGHTS, *user_function_types(SPARSE_DATA), LOG_PRIOR)))
 PRIOR = types.Tuple((I8, IN_VECTOR, IN_VECTOR, IN_VECTOR, I8, I8, I8, F8))
-PROPOSAL = types.Tuple((I8, F8, IN_MATRIX, IN_VECTOR, IN_MATRIX, IN_VECTOR, IN_VECTOR, F8))
 TEST = types.Tuple((I8, IN_VECTOR, IN_VECTOR, IN_VECTOR))
 CONTROL_VARIATES = types.Tuple((BOOL, IN_VECTOR, IN_VECTOR, IN_MATRIX, IN_MATRIX, F8, F8, F8, F8))
 FIREFLY_BOUND = types.Tuple((BOUND_COEFFICIENTS, IN_VECTOR, IN_VECTOR, IN_MATRIX, IN_VECTOR, F8,
@@ -209,8 +211,22 @@ DATA_PASS = types.FunctionType(types.Tuple((F8, I8))(types.voidptr, VECTOR, BOOL
 BATCH_VALUES = types.FunctionType(types.Tuple((I8, I8))(types.voidptr, VECTOR, VECTOR, CV_VIEW,
                                                         INDEX, I8, I8, F8, VECTOR, WORK))
 #: A jitted function as Python passes it to the chain loops: the addresses of its compiled
-#: code (``layouts.function_addresses``; ``_common.function_at`` makes it a function again).
+#: code (``_jit.function_addresses``; ``_common.function_at`` makes it a function again).
 ADDRESS = types.UniTuple(I8, 2)
+#: A :data:`Proposal` as Python passes it, and as the kernels hold it (``views.proposal_view``).
+PROPOSAL = types.Tuple((I8, F8, IN_MATRIX, IN_VECTOR, IN_MATRIX, IN_VECTOR, IN_VECTOR, F8,
+                        types.UniTuple(ADDRESS, 2)))
+PROPOSAL_VIEW = types.NamedTuple(PROPOSAL.types, Proposal)
+#: ``Proposal.moves`` where the chain loops make no one-step move.
+NO_MOVES = ((0, 0), (0, 0))
+#: Three scratch vectors.
+VECTORS = types.UniTuple(VECTOR, 3)
+#: ``propose(proposal, theta, gradient, rng, noise, work, out)``: ``proposals.propose``.
+PROPOSE = types.FunctionType(types.void(PROPOSAL_VIEW, VECTOR, VECTOR, RNG, VECTOR, VECTORS,
+                                        VECTOR))
+#: ``log_ratio(proposal, theta, theta_prop, gradient_prop, noise, work)``:
+#: ``proposals.proposal_log_ratio``.
+MOVE_LOG_RATIO = types.FunctionType(F8(PROPOSAL_VIEW, VECTOR, VECTOR, VECTOR, VECTOR, VECTORS))
 
 
 def with_addresses(kind):
@@ -223,7 +239,9 @@ def with_addresses(kind):
 
 
 #: A :data:`Model` as Python passes it (a plain tuple, its functions as addresses).
-MODEL = types.Tuple((with_addresses(LAYOUTS), types.UniTuple(ADDRESS, 2), I8, I8, ADDRESS))
+#: A model's spec stored in bytes (``layouts.packed_layout``), as Python passes it.
+PACKED_LAYOUT = readonly(types.uint8, 1)
+MODEL = types.Tuple((PACKED_LAYOUT, types.UniTuple(ADDRESS, 2), I8, I8, ADDRESS))
 #: :data:`FireflyBound` as the kernels hold it (``views.bound_view``), and the scratch of
 #: ``firefly.point_terms``.
 BOUND_VIEW = types.NamedTuple((BOUND_COEFFICIENTS, IN_VECTOR, IN_VECTOR, IN_MATRIX, IN_VECTOR,
@@ -238,7 +256,7 @@ ADD_GRADIENT = types.FunctionType(types.void(types.voidptr, I8, VECTOR, F8, VECT
 BRIGHT_PART = types.FunctionType(types.Tuple((F8, I8))(types.voidptr, types.voidptr, F8, VECTOR,
                                                        INDEX, I8, F8, BOOL, VECTOR, MATRIX, VECTOR))
 #: A :data:`FireflyModel` as Python passes it.
-FIREFLY_MODEL = types.Tuple((with_addresses(LAYOUTS), ADDRESS, ADDRESS, ADDRESS, I8, I8, I8,
+FIREFLY_MODEL = types.Tuple((PACKED_LAYOUT, ADDRESS, ADDRESS, ADDRESS, I8, I8, I8,
                              I8))
 
 TRACE = types.Tuple((MATRIX, FLAGS, INDEX, VECTOR, INDEX))

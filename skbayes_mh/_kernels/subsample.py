@@ -49,7 +49,7 @@ def grow_batch(spec, theta, theta_prop, cv, inv_temperature, pool, scratch, coun
                                                     rebind(sums))
     draw_rows(pool, count, grow, rng)
     end = count + grow
-    outcome, n_read = spec.ops.batch_values(spec.layouts, theta, theta_prop, cv, pool[0], count,
+    outcome, n_read = spec.ops.batch_values(spec.layout, theta, theta_prop, cv, pool[0], count,
                                             end, inv_temperature, scratch, work)
     if outcome != BATCH_GROWN:
         return outcome, n_read, math.nan, math.nan

@@ -4,9 +4,9 @@ reference counting."""
 from numba import types
 from numba.extending import overload
 
-from ._common import address_of, borrow, borrow_for_user, function_at
+from ._common import borrow, borrow_for_user, data_address, function_at
 from ._jit import jit
-from .specs import (ADD_GRADIENT, BATCH_VALUES, BRIGHT_PART, CSR, DATA_PASS, LAYOUTS,
+from .specs import (ADD_GRADIENT, BATCH_VALUES, BRIGHT_PART, CSR, DATA_PASS,
                     LOG_PRIOR, POINT_TERMS, ControlVariates, FireflyBound, FireflyModel,
                     LinearSpec, Matrix, Model, Ops, Prior, Proposal, RowSpec, Test)
 
@@ -69,9 +69,9 @@ def _with_functions(value, kind):
 @jit(inline="always")
 def model_view(model):
     """A :data:`.specs.MODEL` tuple as the :data:`.specs.Model` the chain loops take: its
-    layouts kept on the entry kernel's stack and passed by address."""
-    layouts, ops, n_rows, work_size, log_prior = model
-    return Model(address_of(with_functions(layouts, LAYOUTS), LAYOUTS),
+    spec's address in the bytes Python stored it in."""
+    layout, ops, n_rows, work_size, log_prior = model
+    return Model(data_address(layout),
                  Ops(with_functions(ops[0], DATA_PASS), with_functions(ops[1], BATCH_VALUES)),
                  n_rows, work_size, with_functions(log_prior, LOG_PRIOR))
 
@@ -80,9 +80,8 @@ def model_view(model):
 def firefly_model_view(model):
     """A :data:`.specs.FIREFLY_MODEL` tuple as the :data:`.specs.FireflyModel` Firefly's
     kernels take (see :func:`model_view`)."""
-    layouts, point_terms, add_gradient, bright_part, n_rows, n_outputs, n_extra, width = model
-    return FireflyModel(address_of(with_functions(layouts, LAYOUTS), LAYOUTS),
-                        with_functions(point_terms, POINT_TERMS),
+    layout, point_terms, add_gradient, bright_part, n_rows, n_outputs, n_extra, width = model
+    return FireflyModel(data_address(layout), with_functions(point_terms, POINT_TERMS),
                         with_functions(add_gradient, ADD_GRADIENT),
                         with_functions(bright_part, BRIGHT_PART), n_rows, n_outputs, n_extra,
                         width)
@@ -97,9 +96,9 @@ def prior_view(prior):
 
 @jit(inline="always")
 def proposal_view(proposal):
-    kind, scale, factor, diag, basis, gain, mean, parameter = proposal
+    kind, scale, factor, diag, basis, gain, mean, parameter, moves = proposal
     return Proposal(kind, scale, borrow(factor), borrow(diag), borrow(basis), borrow(gain),
-                    borrow(mean), parameter)
+                    borrow(mean), parameter, moves)
 
 
 @jit(inline="always")

@@ -12,6 +12,7 @@ from .._kernels.layouts import BATCH_VALUES_ONLY, DATA_PASS_ONLY
 from .._kernels.mh import CHAIN_KERNELS
 from .._kernels.specs import BrightnessUpdate, Trace
 from .._kernels.pool import DENSE_POOL_MAX_ROWS, new_pool
+from .._kernels.proposals import move_addresses
 from ..models._optimize import LowRankCovariance
 from ._target import control_variates, no_control_variates
 
@@ -243,7 +244,8 @@ class MetropolisHastings(_Sampler):
     def proposal_tuple(self):
         return (int(self.proposal._kernel_id), self.scale, self.shape.factor, self.shape.diag,
                 self.shape.basis, self.shape.gain, self.reference_mean,
-                self.proposal.kernel_parameter(barker=self.acceptance.barker))
+                self.proposal.kernel_parameter(barker=self.acceptance.barker),
+                move_addresses(self.proposal._kernel_id))
 
     def run_iterations(self, state, n_iter, rng, where="sampling"):
         """Run ``n_iter`` iterations from ``state`` (updated in place).
@@ -372,7 +374,7 @@ class FireflySampler(_Sampler):
     def proposal_tuple(self):
         return (int(self.proposal._kernel_id), self.scale, self.shape.factor, self.shape.diag,
                 self.shape.basis, self.shape.gain, self.reference_mean,
-                self.proposal.kernel_parameter())
+                self.proposal.kernel_parameter(), move_addresses(self.proposal._kernel_id))
 
     def init(self, theta, rng):
         """Start at ``theta`` with every ``z_n`` drawn from ``p(z_n | theta)`` (N queries)."""

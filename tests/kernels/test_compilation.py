@@ -103,9 +103,9 @@ def test_a_tuple_passed_by_address_is_read_back_and_only_as_its_own_type():
 
 def test_a_function_passed_as_its_addresses_is_the_function():
     """Python passes the models' functions and the ops as the addresses of their compiled
-    code (``layouts.function_addresses``); the kernel calls them through those."""
+    code (``_jit.function_addresses``); the kernel calls them through those."""
     from skbayes_mh._kernels._common import function_at
-    from skbayes_mh._kernels.layouts import function_addresses
+    from skbayes_mh._kernels._jit import function_addresses
 
     make = function_at(_SQUARE)
 

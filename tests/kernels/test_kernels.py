@@ -114,7 +114,7 @@ def test_prefetch_row_changes_nothing():
 def _proposal(kind, scale, covariance=None, diag=None, mean=None, df=0.0):
     """A kernel proposal tuple shaped by ``covariance`` (a matrix or a LowRankCovariance) or
     per-coordinate ``diag``."""
-    from skbayes_mh._kernels.specs import Proposal
+    from skbayes_mh._kernels.specs import NO_MOVES, Proposal
     from skbayes_mh.sampling import Shape
 
     shape = (Shape.from_covariance(covariance) if covariance is not None
@@ -122,7 +122,7 @@ def _proposal(kind, scale, covariance=None, diag=None, mean=None, df=0.0):
     d = shape.diag.size or shape.factor.shape[0]
     mean = np.zeros(d) if mean is None else np.asarray(mean, dtype=float)
     return Proposal(kind, float(scale), shape.factor, shape.diag, shape.basis, shape.gain, mean,
-                    float(df))
+                    float(df), NO_MOVES)
 
 
 def _draws(proposal, theta, n, gradient=None, seed=5):

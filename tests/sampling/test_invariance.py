@@ -187,7 +187,7 @@ def test_hamiltonian_paths_have_their_mean_length():
     most of a path of one or two large steps). The mean path: pi / 2 under Metropolis'
     acceptance, 3 pi / 8 under Barker's, or as given."""
     from skbayes_mh._kernels.proposals import HMC as HMC_KIND, hmc_step_count
-    from skbayes_mh._kernels.specs import Proposal
+    from skbayes_mh._kernels.specs import NO_MOVES, Proposal
     from skbayes_mh.proposals import HMC
 
     assert HMC().kernel_parameter(barker=False) == pytest.approx(np.pi / 2)
@@ -198,7 +198,7 @@ def test_hamiltonian_paths_have_their_mean_length():
     rng = np.random.default_rng(0)
     mean_path, step = 1.0, 0.45  # lengths in [0.5, 1.5]: 1.1 to 3.3 steps, 1 to 4 whole
     proposal = Proposal(HMC_KIND, step, np.zeros((0, 0)), np.ones(2), np.zeros((0, 2)),
-                        np.ones(0), np.zeros(2), mean_path)
+                        np.ones(0), np.zeros(2), mean_path, NO_MOVES)
     counts = np.array([hmc_step_count(proposal, rng) for _ in range(100_000)])
     assert set(np.unique(counts)) == {1, 2, 3, 4}
     standard_error = counts.std() / np.sqrt(counts.size)
