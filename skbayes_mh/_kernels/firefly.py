@@ -37,7 +37,7 @@ from ._jit import (BOOL, F8, I8, MATRIX, RNG, STATUS_BAD_LOGLIK,
 from .linear import add_gradient, linear_u
 from .mh import log_prior_total
 from .pool import DENSE_POOL_MAX_ROWS, draw_rows, make_pool
-from .proposals import MALA, SLICE, move_functions
+from .proposals import MALA, SLICE, propose, proposal_log_ratio
 from .rows import make_workspace, row_weight
 from .slice import register_target, slice_update
 from .specs import (BRIGHTNESS_UPDATE, FIREFLY_BOUND, FIREFLY_CHAIN, FIREFLY_MODEL, IN_VECTOR,
@@ -339,7 +339,6 @@ def firefly_loop(spec, prior, bound, proposal, inv_temperature, update, chain, r
     # Indexed by bright position: reserved at N, written up to the bright count.
     diffs = np.empty(n)
     want_grad = proposal.kind == MALA
-    propose, proposal_log_ratio = move_functions(proposal)
     slopes = np.empty((n if want_grad else 1, m))
     explicit_rows = n if resample == EXPLICIT else 0
     pool = make_pool(explicit_rows, explicit_rows <= DENSE_POOL_MAX_ROWS)
