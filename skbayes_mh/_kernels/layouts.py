@@ -26,7 +26,7 @@ MNIST 7 vs 9 (untuned bounds: 7,551 queries an iteration, 2.29 s per 1,000 itera
 before and after).
 
 :func:`model_tuple` and :func:`firefly_model_tuple` build a model's tuple in Python: its
-own spec stored in bytes by its layout's packer (:func:`packed_layout`), which the ops read
+own spec stored in bytes (:func:`packed_layout`, :func:`pack_layout`), which the ops read
 at that address, and the ops' addresses.
 """
 import functools
