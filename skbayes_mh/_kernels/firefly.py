@@ -42,8 +42,8 @@ from .rows import make_workspace, row_weight
 from .slice import register_target, slice_update
 from .specs import (BRIGHTNESS_UPDATE, FIREFLY_BOUND, FIREFLY_CHAIN, FIREFLY_MODEL, IN_VECTOR,
                     LINEAR_SPECS, PRIOR, PROPOSAL, QUERY_CONTEXT, TRACE)
-from .views import (bound_view, firefly_model_view, linear_view, prior_view, proposal_view,
-                    rebind)
+from .views import (as_functions, bound_view, firefly_model_view, linear_view, prior_view,
+                    proposal_view, rebind)
 
 IMPLICIT = 0
 EXPLICIT = 1
@@ -472,26 +472,28 @@ def firefly_loop(spec, prior, bound, proposal, inv_temperature, update, chain, r
 
 
 @entry_kernel(types.Tuple((I8, I8))(FIREFLY_MODEL, PRIOR, FIREFLY_BOUND, PROPOSAL, F8,
-                                   BRIGHTNESS_UPDATE, FIREFLY_CHAIN, RNG, TRACE))
+                                   BRIGHTNESS_UPDATE, FIREFLY_CHAIN, RNG, TRACE),
+              functions_as_addresses=True)
 def firefly_linear(model, prior, bound, proposal, inv_temperature, update, chain, rng, trace):
     """:func:`firefly_loop` for a linear-predictor model in either layout
     (:data:`.specs.FireflyModel`)."""
-    return firefly_loop(firefly_model_view(model), prior_view(prior), bound_view(bound),
-                        proposal_view(proposal), inv_temperature, update, chain, rng, trace)
+    return firefly_loop(firefly_model_view(model), prior_view(prior),
+                        bound_view(as_functions(bound)), proposal_view(proposal),
+                        inv_temperature, update, chain, rng, trace)
 
 
 _D3 = types.Array(F8, 3, "C")
 
 
 @entry_kernel(*[I8(spec, FIREFLY_BOUND, I8, I8, VECTOR, MATRIX, _D3, VECTOR, MATRIX)
-                for spec in LINEAR_SPECS], select=by_data_layout)
+                for spec in LINEAR_SPECS], select=by_data_layout, functions_as_addresses=True)
 def bound_coefficients(spec, bound, start, stop, constants, linear, curvatures, scale_terms,
                        tangent_u):
     """The weighted bound coefficients ``c``, ``l``, ``A`` and ``s`` of rows ``start..stop-1``
     (row ``i`` at ``r = i - start``), to be collapsed with BLAS, and each row's ``u`` at the
     tangent parameters into ``tangent_u[r]``. Returns the status."""
-    model = linear_view(spec)
-    bounds = bound_view(bound)
+    model = linear_view(as_functions(spec))
+    bounds = bound_view(as_functions(bound))
     for i in range(start, stop):
         r = i - start
         u_tangent = tangent_u[r]
@@ -510,19 +512,21 @@ def bound_coefficients(spec, bound, start, stop, constants, linear, curvatures, 
     return STATUS_OK
 
 
-@entry_kernel(I8(FIREFLY_MODEL, FIREFLY_BOUND, F8, FIREFLY_CHAIN, RNG))
+@entry_kernel(I8(FIREFLY_MODEL, FIREFLY_BOUND, F8, FIREFLY_CHAIN, RNG),
+              functions_as_addresses=True)
 def firefly_initialise(model, bound, inv_temperature, chain, rng):
     """:func:`initialise_loop` for a linear-predictor model (:data:`.specs.FireflyModel`)."""
-    return initialise_loop(firefly_model_view(model), bound_view(bound), inv_temperature, chain,
-                           rng)
+    return initialise_loop(firefly_model_view(model), bound_view(as_functions(bound)),
+                           inv_temperature, chain, rng)
 
 
-@entry_kernel(I8(FIREFLY_MODEL, FIREFLY_BOUND, IN_VECTOR, F8, MATRIX))
+@entry_kernel(I8(FIREFLY_MODEL, FIREFLY_BOUND, IN_VECTOR, F8, MATRIX),
+              functions_as_addresses=True)
 def firefly_terms(model, bound, theta, inv_temperature, out):
     """Every row's ``(l_i, b_i)`` at ``theta`` into ``out`` (N, 2), tempered and weighted:
     for checking the bounds. Returns the status."""
     model = firefly_model_view(model)
-    bounds = bound_view(bound)
+    bounds = bound_view(as_functions(bound))
     m = model.n_outputs + model.n_extra
     owners = (make_workspace(model, theta.shape[0]), make_bound_work(model), np.empty(m))
     work = borrow_workspace(owners[0])
@@ -537,7 +541,8 @@ def firefly_terms(model, bound, theta, inv_temperature, out):
 
 
 @entry_kernel(types.Tuple((F8, I8))(FIREFLY_MODEL, PRIOR, FIREFLY_BOUND, IN_VECTOR,
-                                   readonly(I8, 1), I8, F8, BOOL, VECTOR))
+                                   readonly(I8, 1), I8, F8, BOOL, VECTOR),
+              functions_as_addresses=True)
 def firefly_pseudo_posterior(model, prior, bound, theta, bright_rows, n_bright, inv_temperature,
                              want_grad, gradient):
     """:func:`pseudo_posterior` for the bright set ``bright_rows[:n_bright]``: its value and, with
@@ -548,7 +553,7 @@ def firefly_pseudo_posterior(model, prior, bound, theta, bright_rows, n_bright, 
     owners = (make_workspace(model, theta.shape[0]), make_bound_work(model))
     work = borrow_workspace(owners[0])
     bound_work = borrow_bound_work(owners[1])
-    value, status = pseudo_posterior(model, prior_view(prior), bound_view(bound),
+    value, status = pseudo_posterior(model, prior_view(prior), bound_view(as_functions(bound)),
                                      borrow_for_user(theta), borrow_for_user(bright_rows), n_bright,
                                      inv_temperature, np.empty(n), want_grad, gradient,
                                      np.empty((n, m)), work, bound_work)

@@ -37,12 +37,13 @@ from numba import types
 from numba.extending import overload
 
 from ._common import store_at, stored_size, value_at
-from ._jit import BYTES, STATUS_BAD_LOGLIK, entry_kernel, function_addresses
+from ._jit import (BYTES, STATUS_BAD_LOGLIK, addressed, entry_kernel, function_addresses,
+                   with_addresses)
 from .firefly import bright_part, point_terms
 from .linear import add_gradient
 from .rows import data_pass, flat_log_prior
 from .specs import (ADD_GRADIENT, BATCH_VALUES, BRIGHT_PART, DATA_PASS, LAYOUTS, LOG_PRIOR,
-                    POINT_TERMS, QUERY_CONTEXT, with_addresses)
+                    POINT_TERMS, QUERY_CONTEXT)
 from .subsample import BATCH_BAD_LOGLIK, batch_values
 from .views import linear_view, row_view, with_functions
 
@@ -225,16 +226,6 @@ def no_batch_values(address, theta, theta_prop, cv, batch, start, stop, inv_temp
 BOTH_OPS, DATA_PASS_ONLY, BATCH_VALUES_ONLY = (True, True), (True, False), (False, True)
 
 
-def _addressed(value, kind):
-    """``value`` of numba type ``kind`` with every function in it replaced by its
-    :func:`function_addresses` (``specs.with_addresses``)."""
-    if isinstance(kind, types.FunctionType):
-        return function_addresses(value, kind)
-    if isinstance(kind, types.BaseTuple):
-        return tuple(_addressed(item, item_kind) for item, item_kind in zip(value, kind.types))
-    return value
-
-
 def layout_of(spec, linear):
     """The layout (0-3, see the module's docstring) of a linear model's spec (``linear``) or
     a user's model's: a tuple in its data's place is a ``Matrix`` or CSR."""
@@ -252,7 +243,7 @@ def packed_layout(spec, layout):
     instead of 21.9 s (means of three runs each on two cores, with an empty cache)."""
     kind = LAYOUTS.types[layout]
     buffer = np.zeros(_stored_sizes()[layout], dtype=np.uint8)
-    pack_layout.prepare(layout)(_addressed(spec, kind), buffer)
+    pack_layout.prepare(layout)(addressed(spec, kind), buffer)
     return buffer
 
 

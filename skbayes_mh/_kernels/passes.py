@@ -17,18 +17,18 @@ from ._common import borrow, keep_alive
 from .linear import linear_u
 from .rows import LINK_BLOCK_ROWS, row_weight
 from .specs import IN_VECTOR, LINEAR_SPECS, ROW_SPECS
-from .views import linear_view, row_view
+from .views import as_functions, linear_view, row_view
 
 _D3 = types.Array(F8, 3, "C")
 
 
 @entry_kernel(*[I8(spec, IN_VECTOR, I8, I8, I8, VECTOR, MATRIX, _D3) for spec in LINEAR_SPECS],
-              select=by_data_layout)
+              select=by_data_layout, functions_as_addresses=True)
 def linear_derivatives(spec, theta, start, stop, order, values, slopes, curvatures):
     """For rows ``start..stop-1``: ``values[r]`` = ``w_i l_i``, and for ``order`` >= 1
     (>= 2) ``slopes[r]`` (``curvatures[r]``) its gradient (Hessian) in ``u``, ``r = i - start``.
     Returns the status (``STATUS_BAD_LOGLIK`` at the first non-finite value)."""
-    model = linear_view(spec)
+    model = linear_view(as_functions(spec))
     m = model.n_outputs + model.n_extra
     # The rows' u a block at a time, and stand-ins for the derivatives ``order`` leaves out.
     owners = (np.empty((LINK_BLOCK_ROWS, m)), np.empty((1, m)), np.empty((1, m, m)))
@@ -59,12 +59,12 @@ def linear_derivatives(spec, theta, start, stop, order, values, slopes, curvatur
 
 
 @entry_kernel(*[types.Tuple((F8, I8))(spec, VECTOR, I8, I8, I8, VECTOR, MATRIX)
-                for spec in ROW_SPECS], select=by_row_data)
+                for spec in ROW_SPECS], select=by_row_data, functions_as_addresses=True)
 def row_sums(spec, theta, start, stop, order, gradient, hessian):
     """``(sum w_i l_i, status)`` over rows ``start..stop-1``, adding the weighted gradients
     (``order`` >= 1) and Hessians (``order`` >= 2) of the user's per-row functions into
     ``gradient`` and ``hessian``."""
-    model = row_view(spec)
+    model = row_view(as_functions(spec))
     d = theta.shape[0]
     theta = borrow(theta)
     owners = (np.empty(d), np.empty((d, d)))

@@ -21,8 +21,8 @@ from collections import namedtuple
 
 from numba import types
 
-from ._jit import (BOOL, BYTES, F4, F8, FLAGS, I4, I8, INDEX, MATRIX, RNG, TUPLE_FIELDS,
-                   VECTOR, readonly)
+from ._jit import (ADDRESS, BOOL, BYTES, F4, F8, FLAGS, I4, I8, INDEX, MATRIX, RNG,
+                   TUPLE_FIELDS, VECTOR, readonly)
 
 LinearSpec = namedtuple("LinearSpec", "X y weights params link link_rows n_outputs n_extra "
                                       "intercept")
@@ -210,9 +210,6 @@ CV_VIEW = types.NamedTuple((BOOL, VECTOR, IN_VECTOR, IN_MATRIX, IN_MATRIX, F8, F
 DATA_PASS = types.FunctionType(types.Tuple((F8, I8))(types.voidptr, VECTOR, BOOL, VECTOR, WORK))
 BATCH_VALUES = types.FunctionType(types.Tuple((I8, I8))(types.voidptr, VECTOR, VECTOR, CV_VIEW,
                                                         INDEX, I8, I8, F8, VECTOR, WORK))
-#: A jitted function as Python passes it to the chain loops: the addresses of its compiled
-#: code (``_jit.function_addresses``; ``_common.function_at`` makes it a function again).
-ADDRESS = types.UniTuple(I8, 2)
 #: A :data:`Proposal` as Python passes it, and as the kernels hold it (``views.proposal_view``).
 PROPOSAL = types.Tuple((I8, F8, IN_MATRIX, IN_VECTOR, IN_MATRIX, IN_VECTOR, IN_VECTOR, F8,
                         types.UniTuple(ADDRESS, 2)))
@@ -227,15 +224,6 @@ PROPOSE = types.FunctionType(types.void(PROPOSAL_VIEW, VECTOR, VECTOR, RNG, VECT
 #: ``log_ratio(proposal, theta, theta_prop, gradient_prop, noise, work)``:
 #: ``proposals.proposal_log_ratio``.
 MOVE_LOG_RATIO = types.FunctionType(F8(PROPOSAL_VIEW, VECTOR, VECTOR, VECTOR, VECTOR, VECTORS))
-
-
-def with_addresses(kind):
-    """The type ``kind`` with every function in it an :data:`ADDRESS`."""
-    if isinstance(kind, types.FunctionType):
-        return ADDRESS
-    if isinstance(kind, types.BaseTuple):
-        return types.Tuple(tuple(with_addresses(item) for item in kind.types))
-    return kind
 
 
 #: A :data:`Model` as Python passes it (a plain tuple, its functions as addresses).

@@ -5,7 +5,7 @@ from numba import types
 from numba.extending import overload
 
 from ._common import borrow, borrow_for_user, data_address, function_at
-from ._jit import jit
+from ._jit import ADDRESSED_KINDS, jit
 from .specs import (ADD_GRADIENT, BATCH_VALUES, BRIGHT_PART, CSR, DATA_PASS,
                     LOG_PRIOR, POINT_TERMS, ControlVariates, FireflyBound, FireflyModel,
                     LinearSpec, Matrix, Model, Ops, Prior, Proposal, RowSpec, Test)
@@ -26,6 +26,18 @@ def _matrix_view(X):
     return lambda X: CSR(borrow(X[0]), borrow(X[1]), borrow(X[2]), X[3])
 
 
+def as_functions(value):
+    """An argument an entry kernel took with its functions as addresses
+    (``_jit.EntryKernel``'s ``functions_as_addresses``) as the type it stands for, its
+    functions functions again (:func:`with_functions`)."""
+
+
+@overload(as_functions, inline="always")
+def _as_functions(value):
+    kind = ADDRESSED_KINDS[value]
+    return lambda value: with_functions(value, kind)
+
+
 @jit(inline="always")
 def linear_view(spec):
     X, y, weights, params, link, link_rows, n_outputs, n_extra, intercept = spec
@@ -40,7 +52,7 @@ def row_view(spec):
 
 
 def with_functions(value, kind):
-    """``value`` (of type ``specs.with_addresses(kind)``, as Python passes it) as the type
+    """``value`` (of type ``_jit.with_addresses(kind)``, as Python passes it) as the type
     ``kind``: each function's addresses made a function again (``_common.function_at``),
     every array borrowed."""
 

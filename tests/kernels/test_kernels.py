@@ -356,6 +356,11 @@ def test_a_wrong_kernel_argument_is_named_not_a_numba_dispatch_error():
     with pytest.raises(TypeError, match=r"theta must be a C-contiguous 1-D float64 array; "
                                         r"got a writable non-contiguous"):
         linear_derivatives(spec, np.zeros(8)[::2], 0, 20, 2, values, slopes, curvatures)
+    # The spec's functions reach the kernel as addresses: one that is not jitted is named.
+    not_jitted = (*spec[:4], lambda *args: 0.0, *spec[5:])
+    with pytest.raises(TypeError, match=r"linear_derivatives: spec\.link must be a function "
+                                        r"compiled with numba\.njit for .*; got function"):
+        linear_derivatives(not_jitted, theta, 0, 20, 2, values, slopes, curvatures)
 
 
 @pytest.mark.parametrize("acceptance", ["metropolis", "firefly"])
