@@ -16,8 +16,9 @@ from scipy import stats
 from sklearn.utils import Bunch
 
 from .._passes import one_blas_thread, return_freed_memory
-from ..sampling import (Progress, ScaleTuner, Shape, Target, chain_seeds, continue_chain,
-                        interruptible, run_chain, run_in_parallel, sampler_for)
+from ..proposals import resolve_proposal
+from ..sampling import (Progress, ScaleTuner, Shape, Target, chain_kernel, chain_seeds,
+                        continue_chain, interruptible, run_chain, run_in_parallel, sampler_for)
 from ..sampling._parallel import WorkerLost, runs_in_this_process
 from ..sampling._schedule import TemperatureSchedule
 from .auto import (choose_proposal, choose_thin, choose_warmup, is_auto, shaped_for_paths,
@@ -151,6 +152,9 @@ def _fit_posterior(family, data, prior, acceptance, settings, passes, started):
     passes = {} if passes is None else passes
     if acceptance.needs_bounds:  # before any pass over the data
         family.check_bounds()
+    if runs_in_this_process():  # a first fit: the chains' loop compiles beside the setup
+        chain_kernel(acceptance, None if is_auto(settings.proposal)
+                     else resolve_proposal(settings.proposal)).compile_elsewhere()
     target = Target.linear(family, data, prior, 1.0 / float(settings.temperature),
                            lipschitz=acceptance.needs_lipschitz)
     warn_unvisited_modes(target.extra.get("modes", []), settings.n_chains, settings.name)

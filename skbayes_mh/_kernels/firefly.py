@@ -306,7 +306,7 @@ def initialise_loop(spec, bound, inv_temperature, chain, rng):
     return STATUS_OK
 
 
-@jit
+@jit(inline="always")
 def firefly_loop(spec, prior, bound, proposal, inv_temperature, update, chain, rng, trace):
     """Run ``trace.draws.shape[0]`` Firefly iterations, updating ``chain`` in place.
 

@@ -12,12 +12,13 @@
 from ._api import SampleResult, acceptance_probability, sample
 from ._driver import ChainResult, continue_chain, run_chain
 from ._parallel import Progress, chain_seeds, interruptible, run_in_parallel
-from ._samplers import FireflySampler, MetropolisHastings, Shape, auto_q_db, sampler_for
+from ._samplers import (FireflySampler, MetropolisHastings, Shape, auto_q_db, chain_kernel,
+                        sampler_for)
 from ._target import Target, control_variates, no_control_variates
 from ._tuning import AutoThin, QdbTuner, ScaleTuner, ShapeTuner
 
 __all__ = ["AutoThin", "ChainResult", "FireflySampler", "MetropolisHastings", "Progress",
            "QdbTuner", "SampleResult", "ScaleTuner", "Shape", "ShapeTuner", "Target",
-           "acceptance_probability", "auto_q_db", "chain_seeds", "continue_chain",
+           "acceptance_probability", "auto_q_db", "chain_kernel", "chain_seeds", "continue_chain",
            "control_variates", "interruptible", "no_control_variates", "run_chain",
            "run_in_parallel", "sample", "sampler_for"]

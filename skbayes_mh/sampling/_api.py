@@ -20,7 +20,7 @@ from ..models._prior import BuiltinPrior
 from ..proposals import resolve_proposal
 from ._driver import run_chain
 from ._parallel import chain_seeds, interruptible
-from ._samplers import MetropolisHastings, Shape, raise_for_status, test_tuple
+from ._samplers import MetropolisHastings, Shape, chain_kernel, raise_for_status, test_tuple
 from ._schedule import TemperatureSchedule, check_temperature
 from ._target import Target, control_variates, no_control_variates
 
@@ -279,6 +279,7 @@ def sample(loglik, data, theta0, *, step_size, log_prior=None, gradient=None, he
     check_scalar(n_warmup, "n_warmup", numbers.Integral, 0)
     final_temperature, schedule = check_temperature(temperature, MIN_TEMPERATURE)
     target = _row_target(loglik, data, theta, log_prior, final_temperature, gradient, hessian)
+    chain_kernel(acceptance, proposal).compile_elsewhere()  # a first call: beside the passes
     # The starting point: a full pass that also flags a NaN or a zero likelihood now.
     total, _, _ = _checked_sum(target, theta)
     if total == np.inf:

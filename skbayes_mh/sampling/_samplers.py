@@ -193,9 +193,8 @@ class MetropolisHastings(_Sampler):
         self.cv = (no_control_variates(target.n_params) if control_variates is None
                    else control_variates)
         self.test = test_tuple(acceptance, target, self.cv[0] and self.cv[4].shape[0] > 0)
-        update = "slice" if proposal.exact_only else "exact" if exact else "subsampled"
-        self.kernel = CHAIN_KERNELS[update]
-        self.used_ops = BATCH_VALUES_ONLY if update == "subsampled" else DATA_PASS_ONLY
+        self.kernel = chain_kernel(acceptance, proposal)
+        self.used_ops = DATA_PASS_ONLY if exact else BATCH_VALUES_ONLY
         self.inv_temperature = target.inv_temperature
 
     @staticmethod
@@ -413,6 +412,18 @@ class FireflySampler(_Sampler):
         raise_for_status(status, f"{where} iteration {iteration}")
         return {"draws": trace.draws, "accepted": trace.accepted, "n_data_read": trace.n_read,
                 "lp": trace.lp, "n_bright": trace.n_bright}
+
+
+def chain_kernel(acceptance, proposal=None):
+    """The entry kernel the chains of ``acceptance`` run: Firefly's loop, the slice updates'
+    for a proposal that evaluates the posterior exactly, else the loop of the exact or of
+    the subsampling tests (``proposal`` None: not chosen yet, which a slice update never
+    is)."""
+    if acceptance.needs_bounds:
+        return firefly_linear
+    if proposal is not None and proposal.exact_only:
+        return CHAIN_KERNELS["slice"]
+    return CHAIN_KERNELS["exact" if acceptance.exact else "subsampled"]
 
 
 def sampler_for(acceptance):

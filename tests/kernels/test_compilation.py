@@ -1,6 +1,7 @@
 """How the kernels keep their first compilation short (``_kernels/_jit.py``'s docstring)."""
 import numba
 import numpy as np
+import pytest
 
 from skbayes_mh._kernels._common import flag, integer
 
@@ -79,7 +80,6 @@ def test_a_tuple_passed_by_address_is_read_back_and_only_as_its_own_type():
     """The chain loops pass the data layouts' specs to their ops as one address
     (``layouts.py``): the reader gets what was stored, and a value of another type is refused
     when compiling, not misread."""
-    import pytest
     from numba.core.errors import TypingError
 
     from skbayes_mh._kernels._common import address_of, value_at
@@ -118,3 +118,87 @@ def test_a_function_passed_as_its_addresses_is_the_function():
     assert call(c_address, jit_address, 3.0) == 9.0
     assert call(c_address, 0, -4.0) == 16.0  # through the C entry alone
     assert function_addresses(_square, _SQUARE) == (c_address, jit_address)  # looked up once
+
+
+_ELSEWHERE = r"""
+import json
+from skbayes_mh._kernels import _jit, layouts
+
+def compiled_elsewhere(kernel):
+    started = kernel.compile_elsewhere()
+    process = _jit._compiling_elsewhere.get((kernel, 0))
+    dispatcher = kernel.prepare(0)
+    return {"started": started, "returncode": None if process is None else process.returncode,
+            "loaded": sum(dispatcher.stats.cache_hits.values()),
+            "compiled": sum(dispatcher.stats.cache_misses.values()),
+            "again": kernel.compile_elsewhere()}
+
+results = {"cached_elsewhere": compiled_elsewhere(layouts.no_data_pass)}
+_jit._COMPILE_ELSEWHERE = "raise SystemExit(3)\n"  # a helper process that fails
+results["failed_elsewhere"] = compiled_elsewhere(layouts.no_batch_values)
+print(json.dumps(results))
+"""
+
+
+def test_a_kernel_compiled_in_another_process_is_loaded_here_and_a_failed_one_compiled():
+    """``EntryKernel.compile_elsewhere`` (a first fit's chain loop): another process compiles
+    the kernel into numba's disk cache while this one goes on, and ``prepare`` waits for it
+    and loads it from there instead of compiling; if that process fails, ``prepare``
+    compiles the kernel itself. A kernel already prepared or cached starts nothing."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    from skbayes_mh._passes import pass_threads
+
+    if pass_threads() < 2:
+        pytest.skip("compiling in another process needs a second core")
+    with tempfile.TemporaryDirectory() as cache:
+        environment = {**os.environ, "NUMBA_CACHE_DIR": cache}
+        run = subprocess.run([sys.executable, "-c", _ELSEWHERE], env=environment,
+                             capture_output=True, text=True, timeout=600)
+        assert run.returncode == 0, run.stderr
+        results = json.loads(run.stdout.splitlines()[-1])
+        # A fresh process finds the first kernel in the cache: nothing to start.
+        fresh = subprocess.run(
+            [sys.executable, "-c", "from skbayes_mh._kernels import layouts; "
+             "print(layouts.no_data_pass.compile_elsewhere())"],
+            env=environment, capture_output=True, text=True, timeout=600)
+    assert results["cached_elsewhere"] == {"started": True, "returncode": 0, "loaded": 1,
+                                           "compiled": 0, "again": False}
+    assert results["failed_elsewhere"] == {"started": True, "returncode": 3, "loaded": 0,
+                                           "compiled": 1, "again": False}
+    assert fresh.stdout.split() == ["False"], fresh.stderr
+
+
+@pytest.mark.parametrize("acceptance, proposal", [
+    ("metropolis", "auto"), ("minibatch", "auto"), ("metropolis", "slice"),
+    ("firefly", "auto")])
+def test_a_fit_compiles_elsewhere_the_loop_its_chains_run(monkeypatch, acceptance, proposal):
+    """A fit starts compiling its chains' loop elsewhere before its setup: the kernel its
+    chains then run, for each kind of update."""
+    from skbayes_mh import MinibatchMHLogisticRegression
+    from skbayes_mh._kernels._jit import EntryKernel
+    from skbayes_mh._kernels.firefly import firefly_linear
+    from skbayes_mh._kernels.mh import CHAIN_KERNELS
+
+    loops = {firefly_linear, *CHAIN_KERNELS.values()}
+    asked, ran = [], set()
+    call = EntryKernel.__call__
+
+    def recording_call(kernel, *args):
+        if kernel in loops:
+            ran.add(kernel)
+        return call(kernel, *args)
+
+    monkeypatch.setattr(EntryKernel, "compile_elsewhere", lambda kernel, index=0: asked.append(
+        kernel))
+    monkeypatch.setattr(EntryKernel, "__call__", recording_call)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    y = (X[:, 0] + rng.logistic(size=300) > 0).astype(int)
+    MinibatchMHLogisticRegression(acceptance=acceptance, proposal=proposal, n_chains=2,
+                                  n_warmup=20, n_draws=20, n_jobs=1, random_state=0).fit(X, y)
+    assert len(asked) == 1 and ran == {asked[0]}
