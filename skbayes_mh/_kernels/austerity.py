@@ -19,7 +19,7 @@ def austerity_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, t
                      workspace, pool, scratch, rng):
     """Accept iff the mean of the tempered per-row log ratios ``lambda_i`` exceeds
     ``mu0 = (log u - log_psi) / N``, decided on a minibatch as soon as a t-test is confident.
-    See ``mh.decide`` for the shared signature.
+    See ``mh.py`` for the shared signature.
 
     With ``n`` rows: ``t = (mean - mu0) / s`` where ``s = (S_n / sqrt(n)) sqrt(1 - (n-1)/(N-1))``
     (sample sd ``S_n`` and the finite-population correction); decide when the Student-t tail

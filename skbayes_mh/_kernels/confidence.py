@@ -75,7 +75,7 @@ def confidence_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, 
                       workspace, pool, scratch, rng):
     """Accept iff the mean of the tempered per-row log ratios ``lambda_i`` exceeds
     ``psi = (log u - log_psi) / N``, decided when a concentration bound separates them.
-    See ``mh.decide`` for the shared signature.
+    See ``mh.py`` for the shared signature.
 
     Round ``k`` grows the batch geometrically (``batch_size``, then ``ceil(gamma n)``) and
     stops when ``|mean - psi| >= c_k`` (the Bernstein-Serfling half-width at level

@@ -8,5 +8,5 @@ from ._jit import STATUS_OK, jit
 def metropolis_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
                       workspace, pool, scratch, rng):
     """Accept iff ``log(u) < Delta`` with ``u ~ U(0, 1)``; ``Delta`` is the full-data log
-    ratio the sampler computed. See ``mh.decide`` for the shared signature."""
+    ratio the sampler computed. See ``mh.py`` for the shared signature."""
     return math.log(rng.random()) < delta, 0, STATUS_OK

@@ -22,8 +22,8 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from ._jit import (F8, I8, RNG, STATUS_BAD_LOG_PRIOR, STATUS_OK, TUPLE_FIELDS, VECTOR,
-                   entry_kernel, jit)
+from ._jit import (BOOL, F8, I8, RNG, STATUS_BAD_LOG_PRIOR, STATUS_OK, TUPLE_FIELDS, VECTOR,
+                   entry_kernel, function_addresses, jit)
 from .austerity import austerity_decide
 from .barker import barker_decide
 from .confidence import confidence_decide
@@ -32,11 +32,11 @@ from .minibatch import minibatch_barker_decide
 from .priors import log_prior_and_gradient
 from .proposals import (HMC, MALA, hmc_step_count, move_functions, shape_times,
                         shape_transpose_times)
-from ._common import borrow, borrow_workspace, copy_into, flag, keep_alive
+from ._common import borrow, borrow_workspace, copy_into, flag, function_at, keep_alive
 from .pool import DENSE_POOL_MAX_ROWS, POOL, make_pool
 from .rows import data_pass, make_workspace, n_rows, spec_log_prior
 from .slice import register_target, slice_update
-from .specs import CONTROL_VARIATES, MODEL, PRIOR, PROPOSAL, TEST, TRACE
+from .specs import CONTROL_VARIATES, MODEL, PRIOR, PROPOSAL, TEST, TRACE, VECTORS, WORK
 from .views import cv_view, model_view, prior_view, proposal_view, rebind, test_view
 
 #: Which decision kernel runs a test (``test.kind``).
@@ -64,48 +64,102 @@ def decide_exact(spec, theta, theta_prop, log_psi, delta, inv_temperature, test,
                          workspace, pool, scratch, rng)
 
 
-@jit
-def decide_subsampled(spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
-                      workspace, pool, scratch, rng):
-    """Dispatch to the decision kernel of a subsampling test (Austerity, the confidence
-    sampler, the minibatch Barker test)."""
-    if test.kind == AUSTERITY:
-        return austerity_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, test,
-                                cv, workspace, pool, scratch, rng)
-    if test.kind == CONFIDENCE:
-        return confidence_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, test,
-                                 cv, workspace, pool, scratch, rng)
-    return minibatch_barker_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature,
-                                   test, cv, workspace, pool, scratch, rng)
+#: The scratch a decision gets: ``rows.make_workspace``'s, and three vectors.
+WORKSPACE = types.Tuple((WORK, VECTORS))
+#: ``decide(model, theta, theta_prop, log_psi, delta, inv_temperature, test, cv, workspace,
+#: pool, scratch, rng) -> (is_accepted, n_data_read, status)``: a subsampling test's decision
+#: compiled on its own (:data:`SUBSAMPLED_DECISIONS`), taking the model, the test and the
+#: control variates as Python passes them (:data:`.specs.MODEL`, :data:`.specs.TEST`,
+#: :data:`.specs.CONTROL_VARIATES`).
+DECIDE = types.FunctionType(types.Tuple((BOOL, I8, I8))(
+    MODEL, VECTOR, VECTOR, F8, F8, F8, TEST, CONTROL_VARIATES, WORKSPACE, POOL, VECTOR, RNG))
 
 
-@jit
-def decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv, workspace,
-           pool, scratch, rng):
-    """Dispatch to the decision kernel of ``test.kind`` (all share one signature)."""
-    if is_exact(test.kind):
-        return decide_exact(spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
-                            workspace, pool, scratch, rng)
-    return decide_subsampled(spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
-                             workspace, pool, scratch, rng)
+@entry_kernel(DECIDE.signature)
+def minibatch_barker_op(model, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
+                        workspace, pool, scratch, rng):
+    """:func:`.minibatch.minibatch_barker_decide`, compiled on its own (:data:`DECIDE`)."""
+    return minibatch_barker_decide(model_view(model), theta, theta_prop, log_psi, delta,
+                                   inv_temperature, test_view(test), cv_view(cv), workspace,
+                                   pool, scratch, rng)
+
+
+@entry_kernel(DECIDE.signature)
+def austerity_op(model, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
+                 workspace, pool, scratch, rng):
+    """:func:`.austerity.austerity_decide`, compiled on its own (:data:`DECIDE`)."""
+    return austerity_decide(model_view(model), theta, theta_prop, log_psi, delta,
+                            inv_temperature, test_view(test), cv_view(cv), workspace, pool,
+                            scratch, rng)
+
+
+@entry_kernel(DECIDE.signature)
+def confidence_op(model, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
+                  workspace, pool, scratch, rng):
+    """:func:`.confidence.confidence_decide`, compiled on its own (:data:`DECIDE`)."""
+    return confidence_decide(model_view(model), theta, theta_prop, log_psi, delta,
+                             inv_temperature, test_view(test), cv_view(cv), workspace, pool,
+                             scratch, rng)
+
+
+# Ops for every data layout (``python -m skbayes_mh compile --float64-only`` compiles them).
+minibatch_barker_op.other_layout = austerity_op.other_layout = False
+confidence_op.other_layout = False
+
+#: The subsampling tests' decisions by ``test.kind``. The subsampled loop (and
+#: :func:`repeat_test`) calls a test's decision through the function pointer
+#: ``Test.decide`` (:func:`decision_addresses`), so that a fit compiles its own test's
+#: decision only, and into a library of its own, not all three into the loop: a first fit
+#: of tall data with the minibatch test waited for ``mh_subsampled`` (23.5 s alone on two
+#: cores, 8.4 s of it the three decisions) while its setup compiled beside it.
+SUBSAMPLED_DECISIONS = {MINIBATCH_BARKER: minibatch_barker_op, AUSTERITY: austerity_op,
+                        CONFIDENCE: confidence_op}
+#: ``Test.decide`` of an exact test (the loop decides on ``Delta`` itself).
+NO_DECISION = (0, 0)
+
+
+def decision_addresses(kind):
+    """``Test.decide`` for a test of ``kind``: the addresses of its decision op (compiled
+    first if need be) for a subsampling test, :data:`NO_DECISION` for an exact one."""
+    op = SUBSAMPLED_DECISIONS.get(kind)
+    return NO_DECISION if op is None else function_addresses(op.prepare(), DECIDE)
+
+
+_make_decide = function_at(DECIDE)
+
+
+@jit(inline="always")
+def decide_subsampled(passed, theta, theta_prop, log_psi, delta, inv_temperature, workspace,
+                      pool, scratch, rng):
+    """The decision of a subsampling test, through its op's pointer (``Test.decide``);
+    ``passed`` is ``(model, test, cv)`` as Python passed them (arrays borrowed)."""
+    model, test, cv = passed
+    c_address, jit_address = test[4]
+    return _make_decide(c_address, jit_address)(
+        model, theta, theta_prop, log_psi, delta, inv_temperature, test, cv, workspace, pool,
+        scratch, rng)
 
 
 def loop_decide(exact_loop, spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
-                workspace, pool, scratch, rng):
+                passed, workspace, pool, scratch, rng):
     """:func:`decide_exact` in the exact loop (``exact_loop`` True, a compile-time constant),
     :func:`decide_subsampled` in the subsampled loop."""
 
 
 @overload(loop_decide, inline="always")
 def _loop_decide(exact_loop, spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
-                 workspace, pool, scratch, rng):
+                 passed, workspace, pool, scratch, rng):
     if not isinstance(exact_loop, types.BooleanLiteral):
         return None  # ``mh_loop`` is inlined where ``exact_loop`` is a constant
-    chosen = decide_exact if exact_loop.literal_value else decide_subsampled
+    if exact_loop.literal_value:
+        return (lambda exact_loop, spec, theta, theta_prop, log_psi, delta, inv_temperature,
+                test, cv, passed, workspace, pool, scratch, rng: decide_exact(
+                    spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
+                    workspace, pool, scratch, rng))
     return (lambda exact_loop, spec, theta, theta_prop, log_psi, delta, inv_temperature, test,
-            cv, workspace, pool, scratch, rng: chosen(
-                spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv, workspace,
-                pool, scratch, rng))
+            cv, passed, workspace, pool, scratch, rng: decide_subsampled(
+                passed, theta, theta_prop, log_psi, delta, inv_temperature, workspace, pool,
+                scratch, rng))
 
 
 @jit
@@ -255,7 +309,8 @@ def _hmc_move(spec, prior, proposal, cv, exact, inv_temperature, theta, gradient
 
 
 @jit(inline="always")
-def mh_loop(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace, exact_loop):
+def mh_loop(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace, exact_loop,
+            passed):
     """Run ``trace.draws.shape[0]`` iterations, updating ``chain`` (:data:`MHChain`) in
     place.
 
@@ -364,7 +419,8 @@ def mh_loop(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace,
                 log_psi += (proxy_prop - proxy_current) * inv_temperature
             accepted, rows, status = loop_decide(exact_loop, spec, theta, theta_prop,
                                                  log_psi, delta, inv_temperature, test,
-                                                 cv, (work, vectors), pool, scratch, rng)
+                                                 cv, passed, (work, vectors), pool, scratch,
+                                                 rng)
             n_read += rows
             if status != STATUS_OK:
                 return status, it
@@ -429,7 +485,8 @@ def slice_loop(spec, prior, proposal, inv_temperature, chain, rng, trace):
 
 
 @jit(inline="always")
-def repeat_loop(spec, test, cv, theta, theta_prop, log_psi, inv_temperature, rng, n_trials):
+def repeat_loop(spec, test, cv, passed, theta, theta_prop, log_psi, inv_temperature, rng,
+                n_trials):
     """Run one acceptance test ``n_trials`` times on the same pair ``(theta, theta')``.
 
     Returns ``(n_accepted, n_data_read, status)``. Each trial starts with nothing cached, so
@@ -462,8 +519,14 @@ def repeat_loop(spec, test, cv, theta, theta_prop, log_psi, inv_temperature, rng
             n_read += 2 * n
             delta = -math.inf if proposed == -math.inf else (
                 (proposed - current) * inv_temperature + log_psi)
-        accepted, rows, status = decide(spec, theta, theta_prop, log_psi, delta, inv_temperature,
-                                        test, cv, (work, vectors), pool, scratch, rng)
+        if is_exact(test.kind):
+            accepted, rows, status = decide_exact(spec, theta, theta_prop, log_psi, delta,
+                                                  inv_temperature, test, cv, (work, vectors),
+                                                  pool, scratch, rng)
+        else:
+            accepted, rows, status = decide_subsampled(passed, theta, theta_prop, log_psi, delta,
+                                                       inv_temperature, (work, vectors), pool,
+                                                       scratch, rng)
         if status != STATUS_OK:
             return n_accepted, n_read, status
         n_accepted += accepted
@@ -490,14 +553,16 @@ _CHAIN_SIGNATURE = _CHAIN_RESULT(MODEL, *_CHAIN_ARGS)
 def mh_exact(model, prior, proposal, test, cv, inv_temperature, chain, rng, trace):
     """:func:`mh_loop` with an exact test, for every model (:data:`.specs.Model`)."""
     return mh_loop(model_view(model), prior_view(prior), proposal_view(proposal),
-                   test_view(test), cv_view(cv), inv_temperature, chain, rng, trace, True)
+                   test_view(test), cv_view(cv), inv_temperature, chain, rng, trace, True,
+                   rebind((model, test, cv)))
 
 
 @entry_kernel(_CHAIN_SIGNATURE)
 def mh_subsampled(model, prior, proposal, test, cv, inv_temperature, chain, rng, trace):
     """:func:`mh_loop` with a subsampling test, for every model."""
     return mh_loop(model_view(model), prior_view(prior), proposal_view(proposal),
-                   test_view(test), cv_view(cv), inv_temperature, chain, rng, trace, False)
+                   test_view(test), cv_view(cv), inv_temperature, chain, rng, trace, False,
+                   rebind((model, test, cv)))
 
 
 @entry_kernel(_CHAIN_SIGNATURE)
@@ -517,5 +582,6 @@ CHAIN_KERNELS = {"exact": mh_exact, "subsampled": mh_subsampled, "slice": slice_
                                         I8))
 def repeat_test(model, test, cv, theta, theta_prop, log_psi, inv_temperature, rng, n_trials):
     """:func:`repeat_loop` for every model (:data:`.specs.Model`)."""
-    return repeat_loop(model_view(model), test_view(test), cv_view(cv), borrow(theta),
-                       borrow(theta_prop), log_psi, inv_temperature, rng, n_trials)
+    return repeat_loop(model_view(model), test_view(test), cv_view(cv),
+                       rebind((model, test, cv)), borrow(theta), borrow(theta_prop), log_psi,
+                       inv_temperature, rng, n_trials)

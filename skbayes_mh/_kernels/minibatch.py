@@ -48,7 +48,7 @@ def berry_esseen_bound(values, count, mean):
 def minibatch_barker_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
                             workspace, pool, scratch, rng):
     """Grow a random minibatch until the variance of ``Delta*`` is below ``sigma^2``, then
-    accept iff ``Delta* + X_nc + X_corr > 0``. See ``mh.decide`` for the shared signature.
+    accept iff ``Delta* + X_nc + X_corr > 0``. See ``mh.py`` for the shared signature.
 
     ``Delta* = N mean_b(lambda_i) + log_psi`` with ``lambda_i`` the tempered per-row log
     ratio (minus its control-variate proxy, whose full-data sum is then in ``log_psi``), and

@@ -9,7 +9,7 @@ from .._kernels._jit import (STATUS_BAD_GRADIENT, STATUS_BAD_LOG_PRIOR, STATUS_B
                              STATUS_OK)
 from .._kernels.firefly import EXPLICIT, IMPLICIT, firefly_initialise, firefly_linear
 from .._kernels.layouts import BATCH_VALUES_ONLY, DATA_PASS_ONLY
-from .._kernels.mh import CHAIN_KERNELS
+from .._kernels.mh import CHAIN_KERNELS, decision_addresses
 from .._kernels.specs import BrightnessUpdate, Trace
 from .._kernels.pool import DENSE_POOL_MAX_ROWS, new_pool
 from .._kernels.proposals import move_addresses
@@ -86,9 +86,10 @@ def test_tuple(acceptance, target, cv_bounds_range):
     support, cdf = acceptance._correction_arrays()
     params = acceptance._kernel_params(lipschitz=target.lipschitz, max_weight=target.max_weight,
                                        cv_bounds_range=cv_bounds_range)
-    return (int(acceptance._kernel_id), np.ascontiguousarray(params, dtype=np.float64),
+    kind = int(acceptance._kernel_id)
+    return (kind, np.ascontiguousarray(params, dtype=np.float64),
             np.ascontiguousarray(support, dtype=np.float64),
-            np.ascontiguousarray(cdf, dtype=np.float64))
+            np.ascontiguousarray(cdf, dtype=np.float64), decision_addresses(kind))
 
 
 def _writable(value):
