@@ -20,7 +20,8 @@ from ..models._prior import BuiltinPrior
 from ..proposals import resolve_proposal
 from ._driver import run_chain
 from ._parallel import chain_seeds, interruptible
-from ._samplers import MetropolisHastings, Shape, chain_kernel, raise_for_status, test_tuple
+from ._samplers import (MetropolisHastings, Shape, chain_kernel, raise_for_status, test_tuple,
+                        with_decision)
 from ._schedule import TemperatureSchedule, check_temperature
 from ._target import Target, control_variates, no_control_variates
 
@@ -397,7 +398,7 @@ def acceptance_probability(loglik, data, theta, theta_prop, *, acceptance, log_p
         if center.shape != theta.shape:
             raise ValueError(f"center has shape {center.shape}; theta has {theta.shape}.")
         cv, _ = control_variates(target, center)
-    test = test_tuple(acceptance, target, False)
+    test = with_decision(test_tuple(acceptance, target, False))
     n_accepted, n_read, status = repeat_test(
         target.kernel_model(), test, cv, theta, theta_prop, float(log_psi),
         target.inv_temperature, rng, int(n_trials))

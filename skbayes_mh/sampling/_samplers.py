@@ -86,10 +86,17 @@ def test_tuple(acceptance, target, cv_bounds_range):
     support, cdf = acceptance._correction_arrays()
     params = acceptance._kernel_params(lipschitz=target.lipschitz, max_weight=target.max_weight,
                                        cv_bounds_range=cv_bounds_range)
-    kind = int(acceptance._kernel_id)
-    return (kind, np.ascontiguousarray(params, dtype=np.float64),
+    return (int(acceptance._kernel_id), np.ascontiguousarray(params, dtype=np.float64),
             np.ascontiguousarray(support, dtype=np.float64),
-            np.ascontiguousarray(cdf, dtype=np.float64), decision_addresses(kind))
+            np.ascontiguousarray(cdf, dtype=np.float64))
+
+
+def with_decision(test):
+    """A :func:`test_tuple` as the kernels take it: with ``Test.decide``, the addresses of
+    the test's decision op in this process (``mh.decision_addresses``), added at each call
+    as the proposals' moves are: a sampler pickled to another process (Dask, Ray, loky)
+    must not carry the addresses of the process that made it."""
+    return (*test, decision_addresses(test[0]))
 
 
 def _writable(value):
@@ -259,7 +266,8 @@ class MetropolisHastings(_Sampler):
         target = self.target
         status, iteration = self.kernel(
             target.kernel_model(self.used_ops), target.prior.as_tuple(), self.proposal_tuple(),
-            self.test, self.cv, float(self.inv_temperature), state.as_tuple(), rng, tuple(trace))
+            with_decision(self.test), self.cv, float(self.inv_temperature), state.as_tuple(), rng,
+            tuple(trace))
         raise_for_status(status, f"{where} iteration {iteration}")
         return {"draws": trace.draws, "accepted": trace.accepted, "n_data_read": trace.n_read,
                 "lp": trace.lp}
