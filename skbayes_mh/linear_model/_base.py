@@ -10,6 +10,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, is_classifier
+from sklearn.metrics import d2_tweedie_score
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
@@ -709,6 +710,34 @@ class PredictiveClassifierMixin:
         """
         _, eta = self._eta_draws(X)
         return self._per_draw(self._probabilities(eta))
+
+
+class PoissonDevianceScoreMixin:
+    """``score`` for a count regressor: :math:`D^2`, the fraction of Poisson deviance that
+    the posterior-predictive mean explains, as scikit-learn's ``PoissonRegressor`` scores
+    (its mixin's :math:`R^2` would make ``cross_val_score`` and ``GridSearchCV`` rank the
+    two on different scales). Put it before ``RegressorMixin`` among the bases."""
+
+    def score(self, X, y, sample_weight=None):
+        """:math:`D^2`: one minus the ratio of the Poisson deviance of ``predict(X)`` to that
+        of the (weighted) mean count, 1 at best and 0 for the mean (``sklearn.metrics.
+        d2_tweedie_score`` with ``power=1``; the Poisson deviance scores any prediction of
+        a count's mean, so the negative binomial's too).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The rows.
+        y : array-like of shape (n_samples,)
+            Their counts, non-negative.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows.
+
+        Returns
+        -------
+        score : float
+        """
+        return d2_tweedie_score(y, self.predict(X), sample_weight=sample_weight, power=1)
 
 
 class PredictiveRegressorMixin:

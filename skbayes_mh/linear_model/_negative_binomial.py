@@ -8,13 +8,15 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..models._prior import GAUSSIAN, LAPLACE, LOG_SCALE
 from ..models.negative_binomial import NegativeBinomialModel
 from ._docs import shared_docstring
-from ._base import LinearMHEstimator, PredictiveRegressorMixin
+from ._base import (LinearMHEstimator, PoissonDevianceScoreMixin,
+                    PredictiveRegressorMixin)
 
 _PRIORS = {"gaussian": GAUSSIAN, "laplace": LAPLACE}
 
 
 @shared_docstring
-class NegativeBinomialRegression(RegressorMixin, PredictiveRegressorMixin, LinearMHEstimator):
+class NegativeBinomialRegression(PoissonDevianceScoreMixin, RegressorMixin,
+                                 PredictiveRegressorMixin, LinearMHEstimator):
     """Bayesian negative-binomial regression with a log link, for counts more spread out than
     Poisson's: ``y ~ NB(mean mu = exp(x @ w + b), dispersion alpha)``, ``Var y = mu + alpha
     mu^2`` (Poisson as ``alpha -> 0``), with posterior samples of ``w``, ``b`` and ``alpha``

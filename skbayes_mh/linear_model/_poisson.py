@@ -7,14 +7,15 @@ from sklearn.utils._param_validation import StrOptions
 from ..models import PoissonModel
 from ..models._prior import GAUSSIAN, LAPLACE
 from ._docs import shared_docstring
-from ._base import LinearMHEstimator, PredictiveRegressorMixin
+from ._base import (LinearMHEstimator, PoissonDevianceScoreMixin,
+                    PredictiveRegressorMixin)
 
 _PRIORS = {"gaussian": GAUSSIAN, "laplace": LAPLACE}
 
 
 @shared_docstring
-class MinibatchMHPoissonRegression(RegressorMixin, PredictiveRegressorMixin,
-                                   LinearMHEstimator):
+class MinibatchMHPoissonRegression(PoissonDevianceScoreMixin, RegressorMixin,
+                                   PredictiveRegressorMixin, LinearMHEstimator):
     """Bayesian Poisson regression with a log link, with posterior samples from
     Metropolis-Hastings chains whose acceptance test may read only minibatches:
     ``y ~ Poisson(exp(x @ w + b))``.
