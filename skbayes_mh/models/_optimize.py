@@ -46,6 +46,17 @@ NEWTON_MAX_ITER = 50
 NEWTON_BACKTRACKS = 30
 
 
+def jacobi_scales(diagonal):
+    """Jacobi's scaling: ``diag(H)^(-1/2)`` for a Hessian's diagonal, 1 where an entry is not
+    positive and finite. ``D H D`` has a unit diagonal whatever the parameters' units: on
+    California housing in dollars, a robust regression's Hessian has a condition number near
+    1e14 (the raw intercept against the rooms' counts), ``D H D`` one near 4e5, so that its
+    factors, Newton's steps and an eigenvalue floor relative to the largest stay accurate."""
+    diagonal = np.asarray(diagonal, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(np.isfinite(diagonal) & (diagonal > 0), 1.0 / np.sqrt(diagonal), 1.0)
+
+
 def full_covariance_affordable(n_rows, n_params):
     """Whether a full Laplace covariance is affordable for ``n_rows`` rows and ``n_params``
     parameters (:data:`FULL_COVARIANCE_MAX_DIM`, :data:`FULL_COVARIANCE_MAX_WORK`)."""
@@ -346,7 +357,13 @@ def find_map(objective, theta0, full=True, smooth=True, max_iter=200, scale=None
         Typical scales of the parameters (the prior's sd): L-BFGS searches over
         ``theta / scale``, where a wide posterior's curvature is far better conditioned (a
         digits softmax with data-scaled priors: 1,084 passes and 0.5 posterior sd short of
-        the MAP without, 227 passes and 0.002 sd with).
+        the MAP without, 227 passes and 0.002 sd with). None with ``full``: Jacobi's scales
+        of the Hessian at ``theta0`` (:func:`jacobi_scales`; one more pass for L-BFGS), for
+        both methods. A robust regression's Laplace prior on California housing in dollars
+        stopped L-BFGS 18 posterior sd short of the MAP in raw coordinates (the chains then
+        started there, with a Laplace shape 84 times too narrow in one direction; the
+        minibatch test's control variates, centred there, moved its posterior mean by 0.3
+        sd); with the scales every start ends within 0.02 sd.
 
     Returns
     -------
@@ -357,18 +374,22 @@ def find_map(objective, theta0, full=True, smooth=True, max_iter=200, scale=None
         Full-data passes spent.
     """
     theta0 = np.asarray(theta0, dtype=np.float64)
+    cache = _Cache(objective, 2 if full and smooth else 1)
+    if scale is None and full:
+        hessian = cache.hessian(theta0) if cache.order == 2 else objective(theta0, 2)[2]
+        cache.n_passes += cache.order == 1
+        scale = jacobi_scales(np.diag(hessian))
+    scale = np.ones_like(theta0) if scale is None else np.asarray(scale, dtype=np.float64)
     if full and smooth:
-        cache = _Cache(objective, 2)
-        result = minimize(cache.value, theta0, jac=cache.gradient, hess=cache.hessian,
+        result = minimize(lambda phi: cache.value(scale * phi), theta0 / scale,
+                          jac=lambda phi: scale * cache.gradient(scale * phi),
+                          hess=lambda phi: cache.hessian(scale * phi) * np.outer(scale, scale),
                           method="trust-ncg", options={"maxiter": max_iter, "gtol": 1e-8})
     else:
-        cache = _Cache(objective, 1)
-        scale = np.ones_like(theta0) if scale is None else np.asarray(scale, dtype=np.float64)
         result = minimize(lambda phi: cache.value(scale * phi), theta0 / scale,
                           jac=lambda phi: scale * cache.gradient(scale * phi),
                           method="L-BFGS-B", options={"maxiter": 5 * max_iter})
-        result.x = scale * result.x
-    theta = result.x
+    theta = scale * result.x
     hessian = objective(theta, 2)[2]
     return theta, hessian, cache.n_passes + 1
 
@@ -406,11 +427,13 @@ def newton_map(objective, theta0, max_iter=NEWTON_MAX_ITER):
     for _ in range(max_iter):
         if not np.isfinite(value):
             break
+        # Factored with Jacobi's scaling (unit diagonal), accurate whatever the units.
+        scales = jacobi_scales(np.diag(hessian))
         try:
-            factor = np.linalg.cholesky(0.5 * (hessian + hessian.T))
+            factor = np.linalg.cholesky(0.5 * (hessian + hessian.T) * np.outer(scales, scales))
         except np.linalg.LinAlgError:
             break
-        step = np.linalg.solve(factor.T, np.linalg.solve(factor, gradient))
+        step = scales * np.linalg.solve(factor.T, np.linalg.solve(factor, scales * gradient))
         decrement = float(gradient @ step)
         predicted = decrement**2 / previous**2 * decrement  # C lambda^4, C = lambda^2 / prev^4
         if decrement < NEWTON_DECREMENT or (decrement < 1.0 and predicted < NEWTON_DECREMENT):
@@ -440,7 +463,11 @@ def laplace_covariance(hessian):
     A Hessian that is not positive definite (at a saddle, or in floating point on extreme
     data) is repaired rather than inverted blindly: eigenvalues below ``EIGENVALUE_FLOOR``
     times the largest are raised to that floor, so the covariance is always a valid,
-    finite proposal shape.
+    finite proposal shape. A full Hessian's eigenvalues are those of ``D H D`` with Jacobi's
+    scaling ``D`` (:func:`jacobi_scales`), whose spread does not depend on the parameters'
+    units: in raw units a well-determined but badly scaled posterior (a robust regression
+    on California housing in dollars: a raw intercept whose sd is 75,000 times a rooms
+    coefficient's) fell below the floor and had its widest direction narrowed 84 times.
 
     Returns
     -------
@@ -454,9 +481,10 @@ def laplace_covariance(hessian):
         repaired = bool(np.any(~(hessian >= floor)))
         return 1.0 / np.maximum(np.nan_to_num(hessian, nan=floor), floor), repaired
     symmetric = 0.5 * (hessian + hessian.T)
-    values, vectors = np.linalg.eigh(symmetric)
+    scales = jacobi_scales(np.diag(symmetric))
+    values, vectors = np.linalg.eigh(symmetric * np.outer(scales, scales))
     floor = EIGENVALUE_FLOOR * max(np.max(np.abs(values)), 1e-300)
     repaired = bool(np.any(values < floor))
     values = np.maximum(values, floor)
-    covariance = (vectors / values) @ vectors.T
+    covariance = (vectors / values) @ vectors.T * np.outer(scales, scales)
     return 0.5 * (covariance + covariance.T), repaired
