@@ -190,15 +190,18 @@ def normality_error(skewness, batch, n_data):
 
 
 def check_test_error(found, name, stacklevel):
-    """A :class:`ConvergenceWarning` when an approximate test's estimated per-test error
-    ``found.per_test`` exceeds :data:`TEST_ERROR_WARNING`; returns ``found``."""
+    """A :class:`ConvergenceWarning` when an approximate test's per-test error
+    ``found.per_test`` (measured where the estimate passed the threshold) exceeds
+    :data:`TEST_ERROR_WARNING`; returns ``found``."""
     if found.per_test > TEST_ERROR_WARNING:
+        how = (f"measured: the test run again at {found.n_moves} moves of the chains; "
+               if found.measured is not None else "")
         warnings.warn(
             f"{name}: the {found.test} test's decisions may differ from the exact test's in "
-            f"about {found.per_test:.0%} of its tests (estimated: {found.design:.3g} from "
-            f"its own analysis, {found.normality:.3g} from the skewness of the rows' log ratios, "
-            f"{found.skewness:.2g}, over the {found.rows_per_test:.0f} rows a test reads), "
-            f"above {TEST_ERROR_WARNING:g}. acceptance='metropolis' is exact; a larger "
+            f"about {found.per_test:.0%} of its tests ({how}estimated: {found.design:.3g} "
+            f"from its own analysis, {found.normality:.3g} from the skewness of the rows' log "
+            f"ratios, {found.skewness:.2g}, over the {found.rows_per_test:.0f} rows a test "
+            f"reads), above {TEST_ERROR_WARNING:g}. acceptance='metropolis' is exact; a larger "
             f"batch_size (or a smaller epsilon or delta) errs less. diagnostics_.test_error "
             f"has the figures.", ConvergenceWarning, stacklevel=stacklevel)
     return found

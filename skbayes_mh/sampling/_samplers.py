@@ -9,7 +9,7 @@ from .._kernels._jit import (STATUS_BAD_GRADIENT, STATUS_BAD_LOG_PRIOR, STATUS_B
                              STATUS_OK)
 from .._kernels.firefly import EXPLICIT, IMPLICIT, firefly_initialise, firefly_linear
 from .._kernels.layouts import BATCH_VALUES_ONLY, DATA_PASS_ONLY
-from .._kernels.mh import CHAIN_KERNELS, decision_addresses
+from .._kernels.mh import CHAIN_KERNELS, decision_addresses, repeat_test
 from .._kernels.specs import BrightnessUpdate, Trace
 from .._kernels.pool import DENSE_POOL_MAX_ROWS, new_pool
 from .._kernels.proposals import move_addresses
@@ -271,6 +271,19 @@ class MetropolisHastings(_Sampler):
         raise_for_status(status, f"{where} iteration {iteration}")
         return {"draws": trace.draws, "accepted": trace.accepted, "n_data_read": trace.n_read,
                 "lp": trace.lp}
+
+    def acceptance_frequency(self, theta, theta_prop, log_psi, n_trials, rng):
+        """The fraction of ``n_trials`` runs of this sampler's test (with its control
+        variates, at its final temperature) on the move ``theta -> theta_prop`` that accept,
+        each with fresh randomness; ``log_psi`` as in the chain loop without the proxies
+        (the log prior ratio plus the log proposal ratio)."""
+        n_accepted, _, status = repeat_test(
+            self.target.kernel_model(self.used_ops), with_decision(self.test), self.cv,
+            np.ascontiguousarray(theta, dtype=np.float64),
+            np.ascontiguousarray(theta_prop, dtype=np.float64), float(log_psi),
+            float(self.inv_temperature), rng, int(n_trials))
+        raise_for_status(status, "a move of the test error's check")
+        return n_accepted / n_trials
 
 
 @dataclass
