@@ -33,9 +33,9 @@ AUTO_SLOW_MAX_THIN = 50
 AUTO_FULL_DATA_WORK = 2_000_000
 #: ... and only as far as each chain's kept draws need to reach this bulk ESS (2.5 times
 #: the convergence check's 100 a chain), not to independence: breast cancer's default fit
-#: then thins every chain by 2 (bulk ESS 1,108 to 1,564 of 4,000 over eight seeds; see
-#: :class:`~skbayes_mh.sampling.AutoThin` for the estimate) instead of 5 to 10 (about
-#: 3,300).
+#: then thins most chains by 1 and some by 2 (bulk ESS 1,648 to 2,155 of 4,000 over five
+#: seeds; see :class:`~skbayes_mh.sampling.AutoThin` for the estimate) instead of 5 to 10;
+#: its MALA chains by 5 or 6.
 AUTO_FULL_DATA_ESS_PER_CHAIN = 250
 
 #: ``n_warmup="auto"``: warm-up iterations per chain ...
