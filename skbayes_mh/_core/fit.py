@@ -372,7 +372,7 @@ def measured_test_error(sampler, moves, rows_per_test, random_state=0):
 
     The Edgeworth estimate is a screen, not this: with a few rows far out (California
     housing's, in a robust regression) the rows' log ratios have skewness 10 to 60, past
-    the expansion's reach, and it gave 0.17-0.23 where the test measured 0 to 0.007."""
+    the expansion's reach, and it gave 0.17-0.23 where the test measured 0 to 0.011."""
     target = sampler.target
     n_trials = int(np.clip(ERROR_MEASURE_ROWS / (len(moves) * max(rows_per_test, 1.0)),
                            *ERROR_MEASURE_TRIALS))
