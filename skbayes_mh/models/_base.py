@@ -598,8 +598,12 @@ class BinaryModel(LinearModel):
         return self.log_inverse_link((2.0 * y - 1.0) * eta[..., 0])
 
     def class_probabilities(self, eta, variables):
-        p = self.inverse_link(eta[..., 0])
-        return np.stack([1.0 - p, p], axis=-1)
+        """``[1 - F(eta), F(eta)]`` in ``eta``'s memory layout (with the draws contiguous,
+        the mean over them then reads contiguous values)."""
+        probabilities = np.empty_like(eta, shape=eta.shape[:-1] + (2,))
+        probabilities[..., 1] = self.inverse_link(eta[..., 0])
+        np.subtract(1.0, probabilities[..., 1], out=probabilities[..., 0])
+        return probabilities
 
     def simulate(self, eta, variables, rng):
         return (rng.random(eta.shape[:2]) < self.inverse_link(eta[..., 0])).astype(int)

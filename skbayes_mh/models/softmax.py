@@ -21,7 +21,7 @@ centred coefficients that both families report."""
 import math
 
 import numpy as np
-from scipy.special import logsumexp, softmax
+from scipy.special import logsumexp
 
 from .._kernels._common import log_sigmoid
 from .._kernels._jit import jit
@@ -288,12 +288,37 @@ class SoftmaxModel(LinearModel):
         return chosen - logsumexp(eta, axis=2)
 
     def class_probabilities(self, eta, variables):
-        return softmax(eta, axis=2)
+        return class_softmax(eta)
 
     def simulate(self, eta, variables, rng):
-        cumulative = np.cumsum(softmax(eta, axis=2), axis=2)
+        cumulative = np.cumsum(class_softmax(eta), axis=2)
         u = rng.random(eta.shape[:2])[..., None]
         return np.minimum((u > cumulative).sum(axis=2), self.n_classes - 1)
+
+
+
+def class_softmax(eta):
+    """The softmax over the last axis of ``eta`` (..., n_classes), one class's slice at a
+    time in ``eta``'s memory layout. Over linear predictors with the draws contiguous
+    (``linear_model._base.linear_predictors``) this is several times faster than scipy's
+    softmax along the strided last axis (``predict_proba`` of 20,000 rows x 4,000 draws x
+    3 classes: 2.2 s against 12.4 s, ``benchmarks/predict_time.py``).
+
+    Returns
+    -------
+    ndarray of eta's shape and layout
+    """
+    probabilities = np.empty_like(eta)
+    largest = eta[..., 0].copy(order="K")
+    for k in range(1, eta.shape[-1]):
+        np.maximum(largest, eta[..., k], out=largest)
+    total = np.zeros_like(largest)
+    for k in range(eta.shape[-1]):
+        np.subtract(eta[..., k], largest, out=probabilities[..., k])
+        np.exp(probabilities[..., k], out=probabilities[..., k])
+        total += probabilities[..., k]
+    probabilities /= total[..., None]
+    return probabilities
 
 
 @jit

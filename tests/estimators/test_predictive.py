@@ -104,6 +104,57 @@ def test_classifier_draws_average_to_predict_proba_and_simulate_their_frequencie
         clf.pointwise_log_likelihood(X[:2], np.array([clf.classes_[0], 99]))
 
 
+def test_predictions_in_blocks_on_threads_equal_the_formulas_over_all_draws(monkeypatch):
+    """Prediction averages over draws in blocks of rows, on every core, with the draws
+    contiguous in memory: blocks of 7 rows (here) must give each formula's value over all
+    draws at once, for dense and sparse rows."""
+    from scipy.sparse import csr_matrix
+    from scipy.special import expit, softmax
+
+    from skbayes_mh.linear_model import _base
+
+    monkeypatch.setattr(_base, "PREDICT_BLOCK_BYTES", 8 * 500 * 3 * 7)  # 7 rows of softmax
+    X, y = load_iris(return_X_y=True)
+    clf = quiet_fit(FireflySoftmaxClassifier(**FAST), X, y)
+    coef, intercept = clf.posterior_.get("coef", flat=True), clf.posterior_.get(
+        "intercept", flat=True)
+    expected = softmax(np.einsum("skd,nd->snk", coef, X) + intercept[:, None, :],
+                       axis=2).mean(axis=0)
+    for rows in (X, csr_matrix(X)):
+        np.testing.assert_allclose(clf.predict_proba(rows), expected, rtol=1e-12, atol=1e-15)
+
+    Xb, yb = logistic_data(150)
+    logistic = quiet_fit(MinibatchMHLogisticRegression(**FAST), Xb, yb)
+    p1 = expit(logistic.posterior_.get("coef", flat=True) @ Xb.T
+               + logistic.posterior_.get("intercept", flat=True)[:, None]).mean(axis=0)
+    np.testing.assert_allclose(logistic.predict_proba(Xb), np.c_[1 - p1, p1], rtol=1e-12)
+
+    rng = np.random.default_rng(3)
+    Xr = rng.normal(size=(100, 2))
+    counts = rng.poisson(np.exp(0.5 * Xr[:, 0] + 1.0)).astype(float)
+    poisson = quiet_fit(MinibatchMHPoissonRegression(**FAST), Xr, counts)
+    rate = np.exp(poisson.posterior_.get("coef", flat=True) @ Xr.T
+                  + poisson.posterior_.get("intercept", flat=True)[:, None])
+    mean, std = poisson.predict(Xr, return_std=True)
+    np.testing.assert_allclose(mean, rate.mean(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(std, np.sqrt(rate.var(axis=0) + rate.mean(axis=0)), rtol=1e-12)
+
+    yr = Xr @ np.array([1.0, 2.0]) + rng.standard_t(5, size=100)
+    robust = quiet_fit(RobustTRegression(nu=5.0, **FAST), Xr, yr)
+    location = (robust.posterior_.get("coef", flat=True) @ Xr.T
+                + robust.posterior_.get("intercept", flat=True)[:, None])
+    q = np.array([0.05, 0.5, 0.95])
+    # The solver stops within QUANTILE_TOLERANCE (1e-7) of each row's bracket (its draws'
+    # quantile range, under 20 here) once every row of its call has: 2e-6.
+    np.testing.assert_allclose(
+        robust.predict_quantiles(Xr, q),
+        student_t_mixture_quantiles(location, robust.posterior_.get("scale", flat=True), 5.0, q),
+        rtol=0, atol=2e-6)
+    # One output: 21 rows a block, so the 100 rows came in 5 blocks.
+    assert [b.shape[0] for b in _base.row_blocks(
+        Xr, robust.posterior_.get("coef", flat=True)[:, None])] == [21, 21, 21, 21, 16]
+
+
 def test_pointwise_log_likelihood_matches_scipy():
     X, y = load_iris(return_X_y=True)
     clf = quiet_fit(FireflySoftmaxClassifier(**FAST), X, y)
