@@ -385,16 +385,24 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         mean : ndarray of shape (n_rows, ...)
         variance : ndarray of shape (n_rows, ...), only with ``variance``
         """
-        def block(X_block):
-            values = transform(_linear_predictors(X_block, weights, intercepts))
+        def moments(eta):
+            values = transform(eta)
             return values.mean(axis=0), (values.var(axis=0) if variance else None)
 
-        X, coef, intercept = self._linear_draws(X)
-        weights, intercepts = output_major(coef, intercept)
-        means, spreads = zip(*map_on_cores(block, row_blocks(X, coef)))
+        means, spreads = zip(*self._map_row_blocks(X, moments))
         if not variance:
             return np.concatenate(means)
         return np.concatenate(means), np.concatenate(spreads)
+
+    def _map_row_blocks(self, X, function):
+        """``function(eta)`` for each block of rows of ``X`` (:func:`row_blocks`), in order,
+        on every core: ``eta`` is the block's linear predictors under every stored draw
+        (:func:`linear_predictors`)."""
+        X, coef, intercept = self._linear_draws(X)
+        weights, intercepts = output_major(coef, intercept)
+        return map_on_cores(
+            lambda X_block: function(_linear_predictors(X_block, weights, intercepts)),
+            row_blocks(X, coef))
 
     def _checked_X(self, X):
         """``X`` for prediction: float64, finite, the fitted number of features; a sparse
@@ -819,9 +827,5 @@ class PredictiveRegressorMixin:
         ndarray of shape (n_samples, n_quantiles)
         """
         quantiles = check_quantiles(quantiles)
-        X, coef, intercept = self._linear_draws(X)
-        weights, intercepts = output_major(coef, intercept)
-        return np.concatenate(map_on_cores(
-            lambda X_block: self._mixture_quantiles(
-                _linear_predictors(X_block, weights, intercepts), quantiles),
-            row_blocks(X, coef)))
+        return np.concatenate(self._map_row_blocks(
+            X, lambda eta: self._mixture_quantiles(eta, quantiles)))

@@ -296,7 +296,6 @@ class SoftmaxModel(LinearModel):
         return np.minimum((u > cumulative).sum(axis=2), self.n_classes - 1)
 
 
-
 def class_softmax(eta):
     """The softmax over the last axis of ``eta`` (..., n_classes), one class's slice at a
     time in ``eta``'s memory layout. Over linear predictors with the draws contiguous
