@@ -236,5 +236,6 @@ class NegativeBinomialModel(LinearModel):
         r, log_mu = self._size_and_log_mean(eta, variables)
         p = r / (r + np.exp(log_mu))
         # The CDF at k is the regularised incomplete beta I_p(r, k + 1), for any real r.
-        return discrete_mixture_quantiles(lambda q: nbinom.ppf(q, r, p),
-                                          lambda k: betainc(r, k + 1.0, p), quantiles)
+        return discrete_mixture_quantiles(
+            lambda q, draws: nbinom.ppf(q, r[draws], p[draws]),
+            lambda k, rows: betainc(r, k + 1.0, p[:, rows]), p.shape[0], quantiles)

@@ -78,5 +78,6 @@ def poisson_mixture_quantiles(rate, quantiles):
     (n_draws, n_rows)): see :func:`~skbayes_mh.models._base.discrete_mixture_quantiles`."""
     from scipy.stats import poisson
 
-    return discrete_mixture_quantiles(lambda q: poisson.ppf(q, rate), lambda k: pdtr(k, rate),
+    return discrete_mixture_quantiles(lambda q, draws: poisson.ppf(q, rate[draws]),
+                                      lambda k, rows: pdtr(k, rate[:, rows]), rate.shape[0],
                                       quantiles)

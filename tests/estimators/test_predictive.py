@@ -73,6 +73,24 @@ def test_poisson_mixture_quantiles_are_the_smallest_counts_reaching_q():
             assert k == 0 or stats.poisson.cdf(k - 1, rate[:, row]).mean() < level
 
 
+def test_count_mixture_quantiles_widen_a_bracket_the_thinned_draws_miss():
+    """The bracket starts from every 16th draw's quantiles (4,000 draws): here those draws
+    have rate 1 in one row and 1,000 in the other, all others the reverse, so the whole
+    mixture's quantiles lie far outside it; the answer is still the smallest count whose
+    mixture CDF reaches q."""
+    rate = np.full((4000, 2), 1000.0)
+    rate[:, 1] = 1.0
+    rate[::16, 0], rate[::16, 1] = 1.0, 1000.0
+    q = np.array([0.05, 0.5, 0.95])
+    found = poisson_mixture_quantiles(rate, q)
+    for row in range(2):
+        for j, level in enumerate(q):
+            k = found[row, j]
+            assert stats.poisson.cdf(k, rate[:, row]).mean() >= level
+            assert k == 0 or stats.poisson.cdf(k - 1, rate[:, row]).mean() < level
+    assert found[0, 1] > 900 and found[1, 1] < 5
+
+
 @pytest.mark.slow
 def test_robust_predictive_interval_covers_new_data_at_its_level():
     rng = np.random.default_rng(1)
