@@ -26,6 +26,11 @@ PASS_CHUNK = 65_536
 #: Column groups of a block of vectors (:func:`column_slices`) take at most about this many
 #: bytes.
 BLOCK_TEMPORARY_BYTES = 1 << 20
+#: A block of vectors goes through a full-data pass (a low-rank Laplace's Hessian products)
+#: in groups of columns of at most about this many bytes: each pass's threads then hold
+#: partial products of a group's size, not of the block's (tens of MB each on wide data),
+#: for one more reading of the rows a group (a few percent of the work of the products).
+PASS_BLOCK_BYTES = 1 << 22
 #: Contiguous stripes per pass: the unit of parallel work, and of the summation order.
 PASS_STRIPES = 32
 
@@ -126,12 +131,13 @@ def stripes(n_rows, chunk=PASS_CHUNK, n_stripes=PASS_STRIPES):
     return list(zip(edges[:-1], edges[1:])) if n_rows else []
 
 
-def column_slices(n_rows, n_columns):
+def column_slices(n_rows, n_columns, group_bytes=None):
     """Slices of consecutive columns of an ``(n_rows, n_columns)`` float64 block, each taking
-    at most about :data:`BLOCK_TEMPORARY_BYTES` (at least one column): for working on blocks
-    of vectors (a low-rank Laplace's are tens of MB on wide data) without temporaries of
-    their size."""
-    group = max(1, BLOCK_TEMPORARY_BYTES // (8 * max(1, n_rows)))
+    at most about ``group_bytes`` (default :data:`BLOCK_TEMPORARY_BYTES`; at least one
+    column): for working on blocks of vectors (a low-rank Laplace's are tens of MB on wide
+    data) without temporaries of their size."""
+    group_bytes = BLOCK_TEMPORARY_BYTES if group_bytes is None else group_bytes
+    group = max(1, group_bytes // (8 * max(1, n_rows)))
     return [slice(first, first + group) for first in range(0, n_columns, group)]
 
 

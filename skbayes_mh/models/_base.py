@@ -79,9 +79,9 @@ def _hessian_products(model, theta, vectors, part, begin, end):
     rows ``begin..end-1`` of ``part`` (see :meth:`LinearModel.hessian_times`)."""
     K, E, block = model.n_outputs, model.n_extra, part.block
     n_u = K + E
-    # Four per-row arrays of products (moved, curved and the design's two), about 4 MB each
+    # Four per-row arrays of products (moved, curved and the design's two), about 1 MB each
     # a thread.
-    size = max(1, min(_chunk_rows(n_u, part.n_rows), 500_000 // (n_u * vectors.shape[1])))
+    size = max(1, min(_chunk_rows(n_u, part.n_rows), 131_072 // (n_u * vectors.shape[1])))
     spec = model.spec(part)
     product = np.zeros_like(vectors)
     values = np.empty(size)

@@ -6,6 +6,7 @@ import numpy as np
 import scipy.linalg
 from scipy.optimize import minimize
 
+from .. import _passes
 from .._passes import column_slices
 
 #: The Laplace approximation (and so the proposal shape and the control variates' Hessian)
@@ -138,16 +139,18 @@ def low_rank_laplace(precision_times, sd, rank, power_iterations=1, random_state
     Returns
     -------
     covariance : LowRankCovariance
-    n_products : int
-        Data passes spent: ``power_iterations + 2`` per diagonal tried, plus the Lanczos
-        steps' single-vector products.
+    n_passes : int
+        Data passes spent: ``power_iterations + 2`` block products per diagonal tried (a
+        pass for each group of columns of about
+        :data:`~skbayes_mh._passes.PASS_BLOCK_BYTES`: one on narrow data), plus the
+        Lanczos steps' single-vector products.
     """
     sd = np.asarray(sd, dtype=np.float64)
     rank = int(min(rank, sd.size))
     rng = np.random.default_rng(random_state)
-    whitened = _whitened_precision(precision_times, sd)
-    values, vectors, products = _top_eigenpairs(whitened, sd.size, rank, power_iterations,
-                                                rng)
+    whitened = _WhitenedPrecision(precision_times, sd)
+    values, vectors = _top_eigenpairs(whitened, sd.size, rank, power_iterations, rng)
+    passes = whitened.passes
     # 1 is a lower bound of the prior-whitened spectrum (H >= the prior's precision); the
     # (rank + 1)-th value found estimates the largest left (a Ritz value from a randomized
     # basis: at most the true (rank + 1)-th eigenvalue, so an estimate, not a bound).
@@ -155,9 +158,9 @@ def low_rank_laplace(precision_times, sd, rank, power_iterations=1, random_state
     best = (spread, sd, vectors[:, :rank], values[:rank])
     if diagonal_sd is not None and rank < sd.size:  # (with every direction: exact as it is)
         diagonal_sd = np.asarray(diagonal_sd, dtype=np.float64)
-        found, n_products = _both_ends(_whitened_precision(precision_times, diagonal_sd),
-                                       diagonal_sd.size, rank, power_iterations, rng)
-        products += n_products
+        jacobi_whitened = _WhitenedPrecision(precision_times, diagonal_sd)
+        found = _both_ends(jacobi_whitened, diagonal_sd.size, rank, power_iterations, rng)
+        passes += jacobi_whitened.passes
         spread, kept_vectors, kept_values, widest = _best_split(*found, rank)
         if spread < best[0]:
             best = (spread, diagonal_sd / np.sqrt(widest), kept_vectors, kept_values / widest)
@@ -167,18 +170,29 @@ def low_rank_laplace(precision_times, sd, rank, power_iterations=1, random_state
     curvature = np.maximum(curvature, EIGENVALUE_FLOOR * max(1.0, np.max(curvature, initial=1.0)))
     # Orthonormal to machine precision: the kernels apply the correction in place.
     directions = np.ascontiguousarray(np.linalg.qr(directions)[0].T)
-    return LowRankCovariance(scale, directions, 1.0 / np.sqrt(curvature)), products
+    return LowRankCovariance(scale, directions, 1.0 / np.sqrt(curvature)), passes
 
 
-def _whitened_precision(precision_times, sd):
-    """``v -> D H D v`` with ``D = diag(sd)``, for blocks ``(d, m)``."""
-    def whitened(vectors):
-        # C order whatever the vectors' (a pass reads rows of it: a QR's Fortran-ordered
-        # basis would be copied again there).
-        product = precision_times(np.multiply(sd[:, None], vectors, order="C"))
-        product *= sd[:, None]
+class _WhitenedPrecision:
+    """``v -> D H D v`` with ``D = diag(sd)``, for blocks ``(d, m)``: the product in Fortran
+    order (a QR factors it in place), a data pass for each group of columns of about
+    :data:`~skbayes_mh._passes.PASS_BLOCK_BYTES` (no scaled copy or pass temporaries of the
+    block's size); ``passes`` counts them."""
+
+    def __init__(self, precision_times, sd):
+        self.precision_times, self.sd, self.passes = precision_times, sd, 0
+
+    def __call__(self, vectors):
+        d, m = vectors.shape
+        sd = self.sd[:, None]
+        product = np.empty((d, m), order="F")
+        for columns in column_slices(d, m, _passes.PASS_BLOCK_BYTES):
+            # C order: a pass reads rows of it.
+            part = self.precision_times(np.multiply(sd, vectors[:, columns], order="C"))
+            part *= sd
+            product[:, columns] = part
+            self.passes += 1
         return product
-    return whitened
 
 
 def _range_basis(operator, d, m, power_iterations, rng, shift=0.0):
@@ -189,12 +203,24 @@ def _range_basis(operator, d, m, power_iterations, rng, shift=0.0):
     identity's share of every direction would hide a low-rank departure's directions among
     the others."""
     def shifted(vectors):
-        return operator(vectors) - shift * vectors
+        product = operator(vectors)
+        if shift:
+            for columns in column_slices(d, m):
+                product[:, columns] -= shift * vectors[:, columns]
+        return product
 
-    basis = np.linalg.qr(shifted(rng.standard_normal((d, m))))[0]
+    basis = _orthonormal_basis(shifted(rng.standard_normal((d, m))))
     for _ in range(power_iterations):
-        basis = np.linalg.qr(shifted(basis))[0]
+        product = shifted(basis)
+        del basis
+        basis = _orthonormal_basis(product)
     return basis
+
+
+def _orthonormal_basis(block):
+    """The ``Q`` of the economic QR of ``block`` ``(d, m)``, factored in place when it is in
+    Fortran order (numpy's ``qr`` holds two more copies of it)."""
+    return scipy.linalg.qr(block, mode="economic", overwrite_a=True, check_finite=False)[0]
 
 
 def _ritz_pairs(operator, basis):
@@ -224,11 +250,11 @@ def _top_eigenpairs(operator, d, rank, power_iterations, rng):
     """The largest eigenvalues (descending, ``min(d, rank + LOW_RANK_OVERSAMPLE)`` of them)
     and their eigenvectors ``(d, m)`` of the symmetric ``operator`` whose eigenvalues are at
     least 1 (a prior-whitened precision), by the randomized range finder with
-    ``power_iterations``; with the number of block products."""
+    ``power_iterations`` (``power_iterations + 2`` block products)."""
     basis = _range_basis(operator, d, min(d, rank + LOW_RANK_OVERSAMPLE), power_iterations,
                          rng, shift=1.0)
     values, vectors, _ = _ritz_pairs(operator, basis)
-    return values[::-1], vectors[:, ::-1], power_iterations + 2
+    return values[::-1], vectors[:, ::-1]
 
 
 def _both_ends(operator, d, rank, power_iterations, rng):
@@ -238,22 +264,17 @@ def _both_ends(operator, d, rank, power_iterations, rng):
     The top values descending; the bottom ascending, each Ritz value less its residual (at
     most ``min(rank, LOW_RANK_MAX_BOTTOM) + 1`` of them, while the residual is within
     :data:`LOW_RANK_LANCZOS_TOLERANCE` of the value: a Ritz value lies above the eigenvalue
-    of its rank). Returns ``((top values, top vectors, bottom values, bottom vectors),
-    products)``."""
+    of its rank). Returns ``(top values, top vectors, bottom values, bottom vectors)``."""
     m = min(d, rank + LOW_RANK_OVERSAMPLE)
     basis = _range_basis(operator, d, m, power_iterations, rng)
-    products = power_iterations + 2
     if m < d:
-        krylov, steps = _lanczos_basis(operator, d, LOW_RANK_LANCZOS_STEPS, rng)
-        # Stacked in Fortran order and factored in place (LAPACK's layout): numpy's qr
-        # would hold three more copies of the stack, tens of MB each on wide data.
+        krylov = _lanczos_basis(operator, d, LOW_RANK_LANCZOS_STEPS, rng)
+        # Stacked in Fortran order and factored in place (LAPACK's layout).
         stacked = np.empty((d, basis.shape[1] + krylov.shape[1]), order="F")
         stacked[:, :basis.shape[1]], stacked[:, basis.shape[1]:] = basis, krylov
         del basis, krylov
-        basis = scipy.linalg.qr(stacked, mode="economic", overwrite_a=True,
-                                check_finite=False)[0]
+        basis = _orthonormal_basis(stacked)
         del stacked
-        products += steps
     values, vectors, residuals = _ritz_pairs(operator, basis)
     n_bottom = min(LOW_RANK_MAX_BOTTOM, rank) + 1
     bottom = values[:n_bottom]
@@ -263,13 +284,13 @@ def _both_ends(operator, d, rank, power_iterations, rng):
         # An eigenvalue lies within a Ritz value's residual: the lower end of that interval
         # stands for it, so that the widest direction left is not taken narrower than it is.
         bottom = (values - residuals)[:n_bottom]
-    return (values[::-1], vectors[:, ::-1], bottom, vectors[:, :n_bottom]), products
+    return values[::-1], vectors[:, ::-1], bottom, vectors[:, :n_bottom]
 
 
 def _lanczos_basis(operator, d, steps, rng):
     """The orthonormal Krylov basis ``(d, m)`` of at most ``steps`` Lanczos steps on the
     symmetric ``operator`` (one single-vector product each) from a random start, fully
-    reorthogonalised; with the number of products."""
+    reorthogonalised."""
     steps = min(steps, d)
     basis = np.zeros((steps, d))
     start = rng.standard_normal(d)
@@ -285,7 +306,7 @@ def _lanczos_basis(operator, d, steps, rng):
             m = j + 1
             break
         basis[j + 1] = w / norm
-    return basis[:m].T, m - 1
+    return basis[:m].T
 
 
 def _best_split(top, top_vectors, bottom, bottom_vectors, rank):

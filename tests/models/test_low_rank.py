@@ -116,6 +116,35 @@ def test_randomized_low_rank_laplace_is_exact_for_a_low_rank_likelihood(offered_
     np.testing.assert_allclose(covariance.variances(), np.diag(np.linalg.inv(H)), rtol=1e-8)
 
 
+def test_block_products_a_few_columns_a_pass_give_the_same_shape_and_count_the_passes(
+        monkeypatch):
+    # On wide data a block of vectors goes through the data a group of columns at a time
+    # (each pass's temporaries are a group's size): the same covariance as one pass a block,
+    # and every pass counted.
+    H, _ = _collinear_precision(d=120)
+    jacobi = 1 / np.sqrt(np.diag(H))
+    prior_sd = 10 * jacobi.max() * np.ones(H.shape[0])
+    widths = []
+
+    def precision_times(vectors):
+        widths.append(vectors.shape[1])
+        return H @ vectors
+
+    whole, whole_passes = low_rank_laplace(precision_times, prior_sd, 8, diagonal_sd=jacobi)
+    steps = _optimize.LOW_RANK_LANCZOS_STEPS
+    # The widest block: the range finder's 18 columns stacked with the Lanczos vectors.
+    assert max(widths) == 8 + _optimize.LOW_RANK_OVERSAMPLE + steps
+    assert whole_passes == len(widths) == 3 + 3 + steps - 1
+    widths.clear()
+    monkeypatch.setattr(_passes, "PASS_BLOCK_BYTES", 8 * 120 * 4)  # four columns a pass
+    grouped, passes = low_rank_laplace(precision_times, prior_sd, 8, diagonal_sd=jacobi)
+    assert max(widths) == 4
+    # Blocks of 18 columns (the range finder's) in 5 passes; the stack of 18 + 100 in 30.
+    assert passes == len(widths) == 3 * 5 + 2 * 5 + 30 + steps - 1
+    np.testing.assert_allclose(_dense(grouped), _dense(whole), rtol=1e-9,
+                               atol=1e-9 * np.abs(_dense(whole)).max())
+
+
 def _whitened_spectrum(covariance, H):
     """The eigenvalues of ``L' H L`` for the shape's factor ``L`` (``C = L L'``)."""
     U, g = covariance.basis, covariance.gain
