@@ -578,8 +578,8 @@ def discrete_mixture_quantiles(component_ppf, component_cdf, n_draws, quantiles)
     -------
     ndarray of shape (n_rows, n_quantiles), float (whole numbers)
     """
-    def mixture_cdf(k, rows):
-        return component_cdf(np.maximum(k, 0.0)[None, :], rows).mean(axis=0)
+    def mixture_cdf(k, rows):  # every k it is given is at least 0
+        return component_cdf(k[None, :], rows).mean(axis=0)
 
     thinned = slice(None, None, max(1, n_draws // BRACKET_DRAWS))
     columns = []
