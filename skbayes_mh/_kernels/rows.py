@@ -223,22 +223,45 @@ def _matrix_pass(spec, theta, want_grad, gradient):
     still in cache. A CSR row's stored values are read here directly: the per-row
     functions' branches on the layout and calls made a pass of MNIST 1 vs 7 (13,007 rows,
     1.4 million stored values) take about 4.7 ms against 3.7 (before the link was called
-    a block at a time)."""
+    a block at a time).
+
+    With several outputs, sparse rows are read against the coefficients laid out a feature
+    at a time (``by_feature[j, k]``, a copy of ``theta``'s; the gradient's likewise in
+    ``feature_gradient``): a stored value then meets its ``K`` coefficients side by side in
+    one contiguous read, where ``theta``'s layout puts them ``width`` apart and each output
+    read the row again (all ten MNIST digits, 10,000 rows as CSR, nine outputs: a pass with
+    its gradient 32.1 ms before, 16.1 ms now; by BLAS on the dense rows 17.3 ms)."""
     X = spec.X
     sparse = X.kind == SPARSE
     values, columns, row_starts = X.data, X.indices, X.indptr
     K, width = spec.n_outputs, block_width(spec)
     m = K + spec.n_extra
+    by_features = sparse and K > 1
+    n_laid = X.shape[1] if by_features else 0
     owners = (np.empty((LINK_BLOCK_ROWS, m)), np.empty(LINK_BLOCK_ROWS),
-              np.empty((LINK_BLOCK_ROWS, m)), np.empty((1, m, m)))
+              np.empty((LINK_BLOCK_ROWS, m)), np.empty((1, m, m)), np.empty((n_laid, K)),
+              np.zeros((n_laid if want_grad else 0, K)), np.empty(K))
     U, row_values, slopes, curvature = (borrow(owners[0]), borrow(owners[1]),
                                         borrow(owners[2]), borrow(owners[3]))
+    by_feature, feature_gradient, weighted_slopes = (borrow(owners[4]), borrow(owners[5]),
+                                                     borrow(owners[6]))
+    for k in range(K if by_features else 0):
+        for j in range(n_laid):
+            by_feature[j, k] = theta[k * width + j]
     order = 1 if want_grad else 0
     total = 0.0
     for first in range(0, X.shape[0], LINK_BLOCK_ROWS):
         count = min(X.shape[0], first + LINK_BLOCK_ROWS) - first
         for r in range(count):
-            if sparse:
+            if by_features:
+                for k in range(K):
+                    U[r, k] = 0.0
+                for p in range(row_starts[first + r], row_starts[first + r + 1]):
+                    stored, column = values[p], columns[p]
+                    for k in range(K):
+                        U[r, k] += stored * by_feature[column, k]
+                _block_row_u(spec, theta, U, r, U)
+            elif sparse:
                 begin, end = row_starts[first + r], row_starts[first + r + 1]
                 for k in range(K):
                     U[r, k] = sparse_row_dot(values, columns, begin, end, theta, k * width)
@@ -254,7 +277,15 @@ def _matrix_pass(spec, theta, want_grad, gradient):
             if math.isnan(value) or value == math.inf:
                 return math.nan, STATUS_BAD_LOGLIK
             total += value
-            if want_grad and sparse:
+            if want_grad and by_features:
+                for k in range(K):
+                    weighted_slopes[k] = weight * slopes[r, k]
+                for p in range(row_starts[i], row_starts[i + 1]):
+                    stored, column = values[p], columns[p]
+                    for k in range(K):
+                        feature_gradient[column, k] += stored * weighted_slopes[k]
+                _add_offset_gradient(spec, weight, slopes[r], gradient)
+            elif want_grad and sparse:
                 begin, end = row_starts[i], row_starts[i + 1]
                 for k in range(K):
                     scaled = weight * slopes[r, k]
@@ -263,6 +294,9 @@ def _matrix_pass(spec, theta, want_grad, gradient):
                 _add_offset_gradient(spec, weight, slopes[r], gradient)
             elif want_grad:
                 add_gradient(spec, i, slopes[r], weight, gradient)
+    for k in range(K if by_features and want_grad else 0):
+        for j in range(n_laid):
+            gradient[k * width + j] += feature_gradient[j, k]
     keep_alive(owners)
     return total, STATUS_OK
 

@@ -41,24 +41,26 @@ PREDICT_BLOCK_BYTES = 1 << 24
 #: go through BLAS).
 FLOAT32_IN_PLACE_MIN_BYTES = 1 << 26
 #: A dense float64 ``X`` in memory is read as a CSR matrix (the same products without the
-#: zeros: the same posterior) when at most this share of its values, over the square root
-#: of the model's outputs, is non-zero. ``benchmarks/sparse_layout.py`` measured where a
-#: full-data pass costs the same both ways: about 25% non-zero for one output (logistic,
-#: Poisson, ...: a pass reads 2.5 ns a stored value against 0.6 ns a dense one by BLAS, which
-#: is memory-bound) and about 10% for five classes (four outputs in the centred basis: BLAS
-#: reads the data once for all of them).
-AUTO_SPARSE_DENSITY = 0.25
+#: zeros: the same posterior) when at most this share of its values is non-zero, whatever
+#: the model's outputs. ``benchmarks/sparse_layout.py`` measured where a full-data pass
+#: costs the same both ways (20,000 x 400): about 19% non-zero for one output (logistic,
+#: Poisson, ...: BLAS is memory-bound there), 15% for five classes (four outputs in the
+#: centred basis) and 21% for ten (nine), since a CSR row's stored values meet each
+#: feature's ``K`` coefficients side by side (``_kernels/rows._matrix_pass``). Before, when
+#: each output read the row again, ten classes crossed near 7% and the rule was
+#: ``0.25 / sqrt(n_outputs)``.
+AUTO_SPARSE_DENSITY = 0.2
 
 
-def sparse_layout(data, n_outputs):
+def sparse_layout(data):
     """``data`` (:class:`~skbayes_mh._data.LinearData`, in memory: a memory map's rows stay
     where they are) with ``X`` as a CSR matrix (:func:`~skbayes_mh._data.kernel_csr`) when
-    it is a dense float64 array with at most ``AUTO_SPARSE_DENSITY / sqrt(n_outputs)`` of
-    its values non-zero; otherwise ``data``."""
+    it is a dense float64 array with at most ``AUTO_SPARSE_DENSITY`` of its values
+    non-zero; otherwise ``data``."""
     X = data.X
     if type(X) is not np.ndarray or X.dtype != np.float64 or X.size == 0:
         return data
-    if np.count_nonzero(X) > AUTO_SPARSE_DENSITY / np.sqrt(n_outputs) * X.size:
+    if np.count_nonzero(X) > AUTO_SPARSE_DENSITY * X.size:
         return data
     return dataclasses.replace(data, X=kernel_csr(sp.csr_array(X)))
 
@@ -176,7 +178,7 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         acceptance = choose_acceptance(self.acceptance, X.shape[0])
         family, data, prior = self._problem(X, y, weights, summary, acceptance)
         if source is None:  # not memory-mapped: the rows are in memory already
-            data = sparse_layout(data, family.n_outputs)
+            data = sparse_layout(data)
         if is_auto(self.acceptance):  # the parameters counted (the family is the same)
             acceptance = choose_acceptance("auto", data.n_rows, family.n_params(data))
         prior.power = float(prior_power)

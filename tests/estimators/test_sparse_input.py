@@ -40,21 +40,21 @@ def dense_x_read_dense(monkeypatch):
 
 
 @pytest.mark.parametrize("estimator, kind, density, expected", [
-    (MinibatchMHLogisticRegression, "binary", 0.2, True),
-    (MinibatchMHLogisticRegression, "binary", 0.3, False),
-    # The centred softmax of 3 classes has 2 outputs: CSR up to 0.25 / sqrt(2) = 0.18.
+    (MinibatchMHLogisticRegression, "binary", 0.15, True),
+    (MinibatchMHLogisticRegression, "binary", 0.25, False),
+    # The same share whatever the outputs (the centred softmax of 3 classes has 2).
     (FireflySoftmaxClassifier, "classes", 0.15, True),
-    (FireflySoftmaxClassifier, "classes", 0.2, False)])
+    (FireflySoftmaxClassifier, "classes", 0.25, False)])
 def test_a_dense_x_of_mostly_zeros_is_read_as_csr(monkeypatch, tmp_path, estimator, kind,
                                                    density, expected):
     """Read as CSR, a dense ``X`` gives the draws of the same matrix passed sparse; a
     memory map stays where it is."""
-    monkeypatch.setattr(estimators_base, "AUTO_SPARSE_DENSITY", 0.25)
+    monkeypatch.setattr(estimators_base, "AUTO_SPARSE_DENSITY", 0.2)
     layouts = []
     choose = estimators_base.sparse_layout
 
-    def recorded(data, n_outputs):
-        data = choose(data, n_outputs)
+    def recorded(data):
+        data = choose(data)
         layouts.append(sp.issparse(data.X))
         return data
 
