@@ -5,6 +5,7 @@ their names; docs/choosing.md has the measurements behind the constants."""
 import numpy as np
 
 from ..acceptance import resolve_acceptance
+from ..models._optimize import full_covariance_affordable, low_rank_directions
 from ..proposals import resolve_proposal
 from ..sampling import AutoThin
 
@@ -65,6 +66,25 @@ AUTO_HAMILTONIAN_MAX_WORK = 1e13
 AUTO_NOMINAL_LEAPFROG_STEPS = 10
 
 
+#: A full Laplace covariance shapes the proposal of a test that reads every row only while
+#: applying it costs at most this many full-data gradients a step: its factor's products
+#: read ``d^2`` values a step (twice: a Hamiltonian step moves and whitens), from memory
+#: once they leave the cache, against the gradient's ``N c`` products (``c`` a row's cost
+#: times the outputs). Beyond, the low-rank-plus-diagonal shape (``4 k d`` a step) where it
+#: affords some directions. MNIST, 300 rows, ten classes, sampled in the rows' span (2,700
+#: parameters; 0.81 million products a gradient against 7.3 million in the factor, 9
+#: gradients): the full shape took 25 ms a step, 18 steps a path and 15 s of setup, the
+#: low-rank one (74 directions) 0.6 ms a step, 27 steps and 1.2 s (``docs/choosing.md``).
+#: Digits (585 parameters, 0.44 gradients: its factor stays in cache), MNIST 1 vs 7,
+#: breast cancer and tall data keep their full shape.
+AUTO_FULL_SHAPE_MAX_GRADIENTS = 2.0
+#: ... or where it is this small whatever the data (``d^2`` products, ``d`` up to 256: tens
+#: of microseconds a step, less than a step's fixed costs): a few rows of many features,
+#: sampled in their span (30 rows: 31 parameters), keep the full shape's Hamiltonian paths
+#: instead of a diagonal random walk.
+AUTO_FULL_SHAPE_FREE_PRODUCTS = 1 << 16
+
+
 def is_auto(setting):
     """Whether a setting is the string ``"auto"``."""
     return isinstance(setting, str) and setting == "auto"
@@ -97,6 +117,26 @@ def choose_proposal(setting, acceptance, uses_control_variates, shaped, bounds_p
     if shaped and (not acceptance.subsampling or uses_control_variates):
         return resolve_proposal("hmc")
     return resolve_proposal("random_walk")
+
+
+def choose_laplace(acceptance, n_rows, n_params, gradient_cost):
+    """The Laplace approximation's form for :meth:`~skbayes_mh.sampling.Target.linear`:
+    ``(full, low_rank)``, None for the target's own rule. A full covariance where
+    affordable
+    (:func:`~skbayes_mh.models._optimize.full_covariance_affordable`) and, for a test that
+    reads every row, where its products cost at most
+    :data:`AUTO_FULL_SHAPE_MAX_GRADIENTS` gradients of ``gradient_cost`` products a step
+    (or at most :data:`AUTO_FULL_SHAPE_FREE_PRODUCTS`);
+    else low-rank-plus-diagonal with as many directions as
+    :func:`~skbayes_mh.models._optimize.low_rank_directions` affords."""
+    products = float(n_params) ** 2
+    if (full_covariance_affordable(n_rows, n_params) and acceptance.reads_all_rows
+            and products > AUTO_FULL_SHAPE_FREE_PRODUCTS
+            and products > AUTO_FULL_SHAPE_MAX_GRADIENTS * gradient_cost):
+        directions = low_rank_directions(n_rows, n_params, gradient_cost / max(n_rows, 1))
+        if directions:  # else variances alone: a random walk, far slower than any shape
+            return False, directions
+    return None, None  # the target's own rule (full where affordable)
 
 
 def shaped_for_paths(target, n_iterations):

@@ -16,16 +16,18 @@ from scipy import special, stats
 from sklearn.utils import Bunch
 
 from .._passes import one_blas_thread, return_freed_memory
+from ..models._evidence import evidence_scale
 from ..proposals import resolve_proposal
 from ..sampling import (Progress, ScaleTuner, Shape, Target, chain_kernel, chain_seeds,
                         continue_chain, interruptible, run_chain, run_in_parallel, sampler_for)
 from ..sampling._parallel import WorkerLost, runs_in_this_process
 from ..sampling._schedule import TemperatureSchedule
-from .auto import (choose_proposal, choose_thin, choose_warmup, is_auto, shaped_for_paths,
-                   warmup_bound)
+from .auto import (choose_laplace, choose_proposal, choose_thin, choose_warmup, is_auto,
+                   shaped_for_paths, warmup_bound)
 from .convergence import (LP_CHECK_DRAWS, LP_CHECK_MIN_DRAWS, LP_CHECK_ROWS,
                           TEST_ERROR_WARNING, modes_within_reach, normality_error,
                           warn_unvisited_modes)
+from .span import complete_draws, row_span
 
 #: The error of an approximate test is estimated at this many pairs of consecutive draws
 #: of each chain ...
@@ -58,7 +60,9 @@ class SamplerSettings:
     ``acceptance`` is resolved already (the family may depend on it); ``proposal``,
     ``step_size``, ``n_warmup`` and ``thin`` may be ``"auto"``. ``bounds_proposal`` is the proposal
     ``proposal="auto"`` gives a sampler on the model's bounds (Firefly); ``name`` names
-    the fit in messages; ``warm_start`` words the interruption warning.
+    the fit in messages; ``warm_start`` words the interruption warning; ``row_span``
+    lets the chains sample the rows' span where that reduces the model
+    (:mod:`~skbayes_mh._core.span`).
     """
 
     proposal: object = "auto"
@@ -75,6 +79,7 @@ class SamplerSettings:
     warm_start: bool = False
     bounds_proposal: str = "mala"
     name: str = "fit"
+    row_span: bool = True
 
 
 @dataclass
@@ -99,6 +104,12 @@ class FitResult:
     step_size : ndarray of shape (n_chains, d)
     bright_fraction : float or None
         Firefly's mean share of bright rows.
+    span : RowSpan or None
+        The reduction the chains sampled (:mod:`~skbayes_mh._core.span`): ``draws`` are in
+        the original layout, the chains' own (and ``step_size``) in the reduced one.
+    prior_scale : float or None
+        The scale the data chose for the weights' prior (``prior.learn_scale``), which
+        multiplied its scales; None when it was given.
     acceptance, proposal, control_variates, data_passes, setup_time, n_warmup :
         The fit's resolved test and proposal, whether it read control variates, its
         full-data passes, its seconds before the chains and its warm-up iterations per
@@ -116,6 +127,8 @@ class FitResult:
     acceptance_rate: float
     step_size: np.ndarray
     bright_fraction: object = None
+    span: object = None
+    prior_scale: object = None
     acceptance: object = None
     proposal: object = None
     control_variates: object = None
@@ -147,22 +160,55 @@ def fit_posterior(family, data, prior, acceptance, settings, passes=None, starte
     FitResult
         Ctrl-C stops every chain within about a second: the draws every chain reached are
         kept, with a warning.
+
+    Where the weights have more coordinates than the rows inform (:func:`~skbayes_mh.
+    _core.span.row_span`), the chains sample the model reduced to the rows' span and each
+    kept draw is completed by an exact draw of the rest from the prior. A prior whose
+    weights' scale is to be learned (``prior.learn_scale``) gets the scale that maximises
+    the model's evidence (:func:`~skbayes_mh.models._evidence.evidence_scale`) first.
     """
+    started = time.perf_counter() if started is None else started
+    passes = {} if passes is None else passes
+    span = row_span(data, prior) if settings.row_span else None
+    if span is not None:
+        passes["row_span"] = 1.0
+        data, prior = span.data, span.prior
+    scale = None
+    if prior.learn_scale:  # the weights' scale the data choose, on the reduced model
+        scale, passes["prior_scale"] = evidence_scale(family, data, prior,
+                                                      1.0 / float(settings.temperature))
+        prior = prior.with_weight_scale(scale)
+        if span is not None:
+            span.prior = prior
     small = family.n_params(data) <= ONE_BLAS_THREAD_MAX_PARAMS
     with one_blas_thread() if small else contextlib.nullcontext():
-        return _fit_posterior(family, data, prior, acceptance, settings, passes, started)
+        result = _fit_posterior(family, data, prior, acceptance, settings, passes, started)
+    result.prior_scale = scale
+    return _completed(result, span)
+
+
+def _completed(result, span):
+    """``result`` with its draws in the original layout when the chains sampled ``span``
+    (:func:`~skbayes_mh._core.span.complete_draws`, each chain's complement from its own
+    seed)."""
+    if span is not None:
+        kept = [chain for chain in result.chains if not isinstance(chain, WorkerLost)
+                and chain.warmup_complete and chain.n_draws > 0]
+        result.draws = complete_draws(result.draws, [chain.seed for chain in kept], span)
+    result.span = span
+    return result
 
 
 def _fit_posterior(family, data, prior, acceptance, settings, passes, started):
-    started = time.perf_counter() if started is None else started
-    passes = {} if passes is None else passes
     if acceptance.needs_bounds:  # before any pass over the data
         family.check_bounds()
     if runs_in_this_process():  # a first fit: the chains' loop compiles beside the setup
         chain_kernel(acceptance, None if is_auto(settings.proposal)
                      else resolve_proposal(settings.proposal)).compile_elsewhere()
-    target = Target.linear(family, data, prior, 1.0 / float(settings.temperature),
-                           lipschitz=acceptance.needs_lipschitz)
+    full, low_rank = choose_laplace(acceptance, data.n_rows, family.n_params(data),
+                                    data.n_rows * family.n_outputs * data.row_cost)
+    target = Target.linear(family, data, prior, 1.0 / float(settings.temperature), full,
+                           lipschitz=acceptance.needs_lipschitz, low_rank=low_rank)
     warn_unvisited_modes(target.extra.get("modes", []), settings.n_chains, settings.name)
     if data.weights.size:  # the confidence sampler's range bound scales with it
         target.max_weight = float(data.weights.max())
@@ -213,9 +259,10 @@ def _fit_posterior(family, data, prior, acceptance, settings, passes, started):
     return result
 
 
-def continue_posterior(chains, data, settings):
+def continue_posterior(chains, data, settings, span=None):
     """Run a ``warm_start`` fit's ``chains`` on until each holds ``settings.n_draws``
-    draws (the draws equal those of one longer fit, draw for draw).
+    draws (the draws equal those of one longer fit, draw for draw); ``span``: the
+    reduction they sample (:attr:`FitResult.span`), whose draws are completed.
 
     Returns
     -------
@@ -231,7 +278,7 @@ def continue_posterior(chains, data, settings):
             chains = run_in_parallel(continue_chain, arguments, settings.n_jobs)
         finally:
             progress.close()
-    return _collect(chains, data, settings)
+    return _completed(_collect(chains, data, settings), span)
 
 
 def chain_starts(target, seeds):

@@ -26,7 +26,7 @@ from .._passes import encode_labels, first_bad_row, map_on_cores, scan_data
 from .._validation import (MIN_TEMPERATURE, check_draws_memory, check_file_unchanged,
                            check_magnitudes, file_state, read_only)
 from ..acceptance import ACCEPTANCE_TESTS, AcceptanceTest
-from ..models._prior import BuiltinPrior
+from ..models._prior import GAUSSIAN, BuiltinPrior
 from ..posterior import Posterior, check_quantiles
 from ..proposals import PROPOSALS, Proposal
 from ..sampling import chain_seeds
@@ -109,7 +109,7 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         "acceptance": [StrOptions({"auto"} | set(ACCEPTANCE_TESTS)), AcceptanceTest],
         "proposal": [StrOptions({"auto"} | set(PROPOSALS)), Proposal],
         "step_size": [StrOptions({"auto"}), Interval(numbers.Real, 0, None, closed="neither")],
-        "prior_scale": [Interval(numbers.Real, 0, None, closed="neither")],
+        "prior_scale": [StrOptions({"auto"}), Interval(numbers.Real, 0, None, closed="neither")],
         "autoscale": ["boolean"],
         "fit_intercept": ["boolean"],
         "intercept_prior_scale": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -196,20 +196,25 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         chains = chains_to_continue(previous, key, self.n_draws, name, _USER_FRAME)
         if chains is not None:
             result = continue_posterior(
-                chains, data, dataclasses.replace(settings, n_warmup=self.n_warmup_))
+                chains, data, dataclasses.replace(settings, n_warmup=self.n_warmup_),
+                self._span)
         else:
             result = fit_posterior(family, data, prior, acceptance, settings,
                                    passes={"validation": 1.0}, started=started)
         check_file_unchanged(source, name)
         if chains is None:
             self.acceptance_, self.proposal_ = result.acceptance, result.proposal
+            if result.prior_scale is not None:
+                self.prior_scale_ = result.prior_scale
+            self.span_rank_ = None if result.span is None else result.span.rank
             self.control_variates_ = result.control_variates
             self.data_passes_, self.setup_time_ = result.data_passes, result.setup_time
             self.n_warmup_ = result.n_warmup
         if self.warm_start:
-            self._chains, self._chains_key = result.chains, key
+            self._chains, self._chains_key, self._span = result.chains, key, result.span
         else:
             self.__dict__.pop("_chains", None)
+            self.__dict__.pop("_span", None)
         self.interrupted_ = result.interrupted
         self.thin_, self.n_iter_ = result.thin, result.n_iter
         self.acceptance_rate_, self.step_size_ = result.acceptance_rate, result.step_size
@@ -256,6 +261,13 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         its mean divided by :data:`AUTOSCALE_REACH` when that is larger (see there).
         """
         width = data.block
+        learned = is_auto(prior_scale)
+        if learned:
+            if kind & 3 != GAUSSIAN:
+                raise ValueError(f"{type(self).__name__}: prior_scale='auto' (a scale the data "
+                                 f"choose) needs Gaussian priors on the weights; use "
+                                 f"prior='gaussian', or a number.")
+            prior_scale = 1.0  # the data's choice multiplies it (_core.fit)
         scales = np.full((n_outputs, width), float(prior_scale))
         means = None
         if self.autoscale:
@@ -266,7 +278,7 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
             scales[:, -1] = float(intercept_scale)
         scales = np.append(scales.ravel(), extra_scales)
         return BuiltinPrior(kind, scales, locations, means, n_outputs=n_outputs, block=width,
-                            intercept=self.fit_intercept)
+                            intercept=self.fit_intercept, learn_scale=learned)
 
     def _fit_data(self, X, y, sample_weight=None, classes=False):
         """``X`` and ``y`` for ``fit``, validated without copying them: float64 or float32
@@ -366,6 +378,7 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         state = dict(super().__getstate__())
         state.pop("_chains", None)
         state.pop("_chains_key", None)
+        state.pop("_span", None)
         return state
 
     def __sklearn_tags__(self):

@@ -83,6 +83,13 @@ fit_intercept : bool, default=True
     Sample an intercept; ``False``: the linear predictor is ``x . w`` alone.
 """
 
+#: What ``prior_scale="auto"`` does, at the end of each estimator's ``prior_scale`` entry.
+LEARNED_PRIOR_SCALE = """\
+``"auto"``: the scale the data choose, the one that maximises the model's evidence
+(type-II maximum likelihood, as scikit-learn's ``BayesianRidge`` chooses its precisions;
+kept in ``prior_scale_``): no grid search over it is needed. Gaussian priors only.
+"""
+
 #: ``Attributes`` entries that every fit sets, after each estimator's own.
 FITTED_ATTRIBUTES = """\
 n_features_in_ : int
@@ -97,7 +104,15 @@ control_variates_ : bool
 acceptance_rate_ : float
     Fraction of kept iterations that accepted.
 step_size_ : ndarray of shape (n_chains, n_params)
-    Each chain's final per-coordinate proposal standard deviation.
+    Each chain's final per-coordinate proposal standard deviation, in the coordinates the
+    chains sampled (the rows' span's, where ``span_rank_`` is set).
+span_rank_ : int or None
+    With more weights than the rows inform (more features than rows, or rows of lower
+    rank), the chains sample the model reduced to the rows' span, ``span_rank_``
+    weights per output, and each kept draw's other weights come from their prior, exactly
+    (``docs/choosing.md``); None where the fit sampled every weight.
+prior_scale_ : float
+    Only with ``prior_scale="auto"``: the scale the data chose.
 thin_ : ndarray of shape (n_chains,)
     Each chain's iterations per kept draw.
 n_warmup_ : int
@@ -118,9 +133,11 @@ diagnostics_ : Bunch
     error per test in acceptance probability, ``per_test`` = ``design`` + ``normality``,
     with ``skewness`` and ``rows_per_test``; ``fit`` warns above 0.05.
 data_passes_ : Bunch
-    Full passes over the data the fit made: ``validation``, ``map_laplace`` (a
-    subsample's as a fraction), ``control_variates``, Firefly's ``firefly_bounds`` and
-    ``firefly_start`` (one per chain), and their ``total``.
+    Full passes over the data the fit made: ``validation``, ``row_span`` (the rows' Gram
+    matrix), ``prior_scale`` (the learned scale's MAP searches, on the reduced rows where
+    ``span_rank_`` is set), ``map_laplace`` (a subsample's as a fraction),
+    ``control_variates``, Firefly's ``firefly_bounds`` and ``firefly_start`` (one per
+    chain), and their ``total``.
 setup_time_ : float
     Seconds from the start of ``fit`` to the start of the chains (validation, MAP and
     Laplace, control variates or Firefly's bounds).
@@ -150,7 +167,8 @@ self
 
 BLOCKS = {"sampling_parameters": SAMPLING_PARAMETERS, "fitted_attributes": FITTED_ATTRIBUTES,
           "proposal_parameters": PROPOSAL_PARAMETERS,
-          "autoscale_parameters": AUTOSCALE_PARAMETERS}
+          "autoscale_parameters": AUTOSCALE_PARAMETERS,
+          "learned_prior_scale": LEARNED_PRIOR_SCALE}
 
 
 def shared_docstring(cls):

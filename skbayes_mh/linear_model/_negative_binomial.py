@@ -43,8 +43,9 @@ class NegativeBinomialRegression(PoissonDevianceScoreMixin, RegressorMixin,
     {proposal_parameters}
     prior : {"gaussian", "laplace"}, default="gaussian"
         The family of the weights' and the intercept's priors.
-    prior_scale : float, default=1.0
+    prior_scale : float or "auto", default=1.0
         Scale of each weight's prior (per spread of the feature, with ``autoscale``).
+        {learned_prior_scale}
     {autoscale_parameters}
     intercept_prior_scale : float, default=10.0
         Scale of the intercept's prior (wide by default).

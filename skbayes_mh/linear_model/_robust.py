@@ -42,9 +42,10 @@ class RobustTRegression(RegressorMixin, PredictiveRegressorMixin, LinearMHEstima
         ``None``: the noise scale is sampled jointly with the weights. A float fixes it.
     prior : {"laplace", "gaussian"}, default="laplace"
         Prior family of the weights and the intercept.
-    prior_scale : float, default=1.0
+    prior_scale : float or "auto", default=1.0
         Scale of the weights' prior (Laplace ``b``, Gaussian standard deviation): in
         outcome sds per feature sd with ``autoscale``, else on the scale of ``X`` and ``y``.
+        {learned_prior_scale}
     {autoscale_parameters}
     intercept_prior_scale : float or None, default=None
         Scale of the intercept's prior around ``mean(y)``. ``None``: ``10 * std(y)``.

@@ -30,10 +30,14 @@ class BuiltinPrior:
     power : float
         The density raised to this power: 1, or ``1 / S`` for the prior of one of ``S``
         shards whose sub-posteriors are combined (:class:`~skbayes_mh.ConsensusMonteCarlo`).
+    learn_scale : bool
+        Whether the weights' scales are to be multiplied by a scale the data choose before
+        sampling (``prior_scale="auto"``, :func:`~skbayes_mh.models._evidence.
+        evidence_scale`); the kernels never see this.
     """
 
     def __init__(self, kind, scales, locations=None, means=None, n_outputs=1, block=None,
-                 intercept=False, power=1.0):
+                 intercept=False, power=1.0, learn_scale=False):
         self.kind = int(kind)
         self.scales = np.ascontiguousarray(scales, dtype=np.float64)
         d = self.scales.size
@@ -45,6 +49,7 @@ class BuiltinPrior:
         self.block = int(d if block is None else block)
         self.intercept = bool(intercept)
         self.power = float(power)
+        self.learn_scale = bool(learn_scale)
 
     @classmethod
     def flat(cls, n_params):
@@ -54,6 +59,24 @@ class BuiltinPrior:
     @property
     def n_params(self):
         return self.scales.size
+
+    def weight_mask(self):
+        """Which coordinates are weights (not an intercept nor an extra parameter), shape
+        (d,)."""
+        mask = np.zeros(self.n_params, dtype=bool)
+        n_linear = self.n_outputs * self.block
+        mask[:n_linear] = True
+        if self.intercept:
+            mask[self.block - 1:n_linear:self.block] = False
+        return mask
+
+    def with_weight_scale(self, scale):
+        """This prior with every weight's scale multiplied by ``scale`` (the intercepts'
+        and the extra parameters' as they are), and nothing left to learn."""
+        scales = self.scales.copy()
+        scales[self.weight_mask()] *= scale
+        return BuiltinPrior(self.kind, scales, self.locations, self.means if self.means.size
+                            else None, self.n_outputs, self.block, self.intercept, self.power)
 
     def as_named(self):
         return Prior(self.kind, self.scales, self.locations, self.means, self.n_outputs,

@@ -45,6 +45,9 @@ class ChainResult:
         The chain's generator, where the next iteration continues it.
     warmup_complete : bool
         The warm-up ran to its end (only then can the chain be continued).
+    seed : int or None
+        The seed the chain's generator started from (what else the chain's draws derive
+        from, such as a reduced fit's complement, derives from it too).
     """
 
     draws: np.ndarray
@@ -55,6 +58,7 @@ class ChainResult:
     interrupted: bool = False
     rng: object = None
     warmup_complete: bool = True
+    seed: int = None
 
     @property
     def n_draws(self):
@@ -97,7 +101,7 @@ def run_chain(sampler, theta0, seed, n_warmup, n_draws, thin=1, tuners=(), progr
     d = np.asarray(theta0).size
     if stop is not None and stop.is_set():  # never started
         return ChainResult(np.empty((0, d)), {}, None, sampler, 1, True, rng,
-                           warmup_complete=n_warmup == 0)
+                           warmup_complete=n_warmup == 0, seed=int(seed))
     state = sampler.init(theta0, rng)
     pacer = _Pacer()
     warmup = []
@@ -122,13 +126,14 @@ def run_chain(sampler, theta0, seed, n_warmup, n_draws, thin=1, tuners=(), progr
             tuner.update(sampler, info, k, N_WINDOWS)
     if interrupted:
         return ChainResult(np.empty((0, d)), {}, state, sampler, 1, True, rng,
-                           warmup_complete=False)
+                           warmup_complete=False, seed=int(seed))
     if callable(thin):
         thin = int(thin(np.concatenate(warmup) if warmup else np.empty((0, d)), sampler))
         del warmup
         if hasattr(progress, "set_total"):  # counted one iteration a draw till now
             progress.set_total(n_warmup + n_draws * thin)
-    result = ChainResult(np.empty((0, d)), {}, state, sampler, int(thin), False, rng)
+    result = ChainResult(np.empty((0, d)), {}, state, sampler, int(thin), False, rng,
+                         seed=int(seed))
     return continue_chain(result, n_draws, progress, stop, out)
 
 

@@ -1,0 +1,203 @@
+"""Sampling in the rows' span (``skbayes_mh/_core/span.py``): with more features than rows
+the chains sample the model reduced to the rows' span and each kept draw's complement is
+drawn from the prior. The reduction must be exact: the same likelihood and prior at every
+point, and the same posterior as the full-dimensional sampler within Monte Carlo error."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import is_classifier
+
+import skbayes_mh._core.fit as core_fit
+from skbayes_mh import (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
+                        NegativeBinomialRegression, RobustTRegression)
+from skbayes_mh._core.span import row_span
+from skbayes_mh.acceptance import resolve_acceptance
+
+from _stats import assert_same_distribution, minimum_detectable_bias
+
+
+def short_wide(n_rows=30, n_features=70, n_classes=2, seed=0, offset=1.5):
+    """Rows of features on several scales away from 0 (so that centring and autoscaling
+    matter) and labels from a few of them; with ``n_classes=0`` a real outcome."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_rows, n_features)) * rng.uniform(0.3, 3.0, n_features) + offset
+    signal = (X[:, :3] - offset) @ np.array([1.0, -0.8, 0.5])
+    if n_classes == 0:
+        return X, signal + 0.5 * rng.standard_t(4, size=n_rows)
+    if n_classes == -1:  # counts
+        return X, rng.negative_binomial(3, 3 / (3 + np.exp(0.5 * signal + 1.0)))
+    if n_classes == 2:
+        return X, (rng.random(n_rows) < 1 / (1 + np.exp(-signal))).astype(int)
+    return X, np.digitize(signal + rng.logistic(size=n_rows), [-1.0, 1.0])[:n_rows] % n_classes
+
+
+def problem(estimator, X, y):
+    """The likelihood family, data and prior ``estimator.fit`` would sample."""
+    estimator._validate_params()
+    classes = is_classifier(estimator)
+    X, y, weights, summary = estimator._fit_data(X, y, None, classes)
+    if classes:
+        estimator.classes_ = summary["classes"]
+    return estimator._problem(X, y, weights, summary, resolve_acceptance("metropolis"))
+
+
+#: Each family the reduction serves, with its outcome (``short_wide``'s ``n_classes``): a
+#: Student-t regression with its scale given (with its scale sampled, more weights than
+#: rows can fit the data exactly and RobustTRegression refuses them), and a negative
+#: binomial one, whose dispersion is sampled beside the reduced weights.
+ESTIMATORS = {
+    "logistic": (MinibatchMHLogisticRegression, 2),
+    "softmax": (FireflySoftmaxClassifier, 3),
+    "robust": (lambda **kw: RobustTRegression(prior="gaussian", scale=1.0, **kw), 0),
+    "negative_binomial": (NegativeBinomialRegression, -1),
+}
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+@pytest.mark.parametrize("autoscale", [True, False])
+def test_the_reduced_model_has_the_same_likelihood_and_prior(name, autoscale):
+    """At any reduced point and complement, the completed theta has the reduced point's
+    log-likelihood, its complement is orthogonal to the rows, and its log prior is the
+    reduced one plus the complement's own Gaussian term."""
+    make, n_classes = ESTIMATORS[name]
+    X, y = short_wide(n_classes=n_classes, seed=1)
+    family, data, prior = problem(make(autoscale=autoscale), X, y)
+    span = row_span(data, prior)
+    assert span is not None and span.rank == X.shape[0] - int(autoscale)
+    rng = np.random.default_rng(2)
+    d_reduced = family.n_params(span.data)
+    reduced = rng.normal(size=(5, d_reduced))
+    if family.n_extra:  # a log-dispersion near 0
+        reduced[:, -1] = 0.1 * reduced[:, -1]
+    normals = rng.standard_normal((5, span.n_outputs, span.n_features))
+    full = np.empty((5, family.n_params(data)))
+    full[:, full.shape[1] - family.n_extra:] = reduced[:, d_reduced - family.n_extra:]
+    span.complete(reduced, normals, full)
+    for theta_r, theta, e in zip(reduced, full, normals):
+        loglik = family.loglik_derivatives(data, theta, 0)[0]
+        reduced_loglik = family.loglik_derivatives(span.data, theta_r, 0)[0]
+        np.testing.assert_allclose(loglik, reduced_loglik, rtol=1e-9, atol=1e-9)
+        # The complement: e less its projection on the rows' span, whitened.
+        projection = span._z_transpose_times(span._z_times(e) @ span.left @ span.left.T)
+        perpendicular = e - projection
+        np.testing.assert_allclose(span._z_times(perpendicular), 0.0, atol=1e-8)
+        expected = (span.prior.log_density(theta_r)[0]
+                    - 0.5 * float(np.sum(perpendicular**2)))
+        np.testing.assert_allclose(prior.log_density(theta)[0], expected, rtol=1e-9)
+
+
+def _fit(make, X, y, span, **settings):
+    original = core_fit.row_span
+    if not span:
+        core_fit.row_span = lambda data, prior: None
+    try:
+        return make(**settings).fit(X, y)
+    finally:
+        core_fit.row_span = original
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_the_reduced_sampler_agrees_with_the_full_dimensional_one(name):
+    """The same posterior (every weight's, intercept's and scale's mean and sd) as the exact
+    sampler on all coordinates, each side with several thousand effective draws: enough to
+    see a 0.1 sd shift or a 10% sd error in any coordinate."""
+    make, n_classes = ESTIMATORS[name]
+    X, y = short_wide(n_rows=25, n_features=40, n_classes=n_classes, seed=3)
+    settings = dict(acceptance="metropolis", proposal="hmc", n_chains=4, random_state=0,
+                    thin=1, n_draws=10000 if name in ("softmax", "negative_binomial") else 4000)
+    reduced = _fit(make, X, y, True, **settings)
+    full = _fit(make, X, y, False, **settings)
+    theta_r, theta_f = reduced._theta_draws(), full._theta_draws()
+    # The weights' and intercepts' (the negative binomial's dispersion mixes slowly in both
+    # samplers, some hundreds of effective draws of 12,000: compared at that power).
+    linear = theta_f.shape[-1] - reduced._family().n_extra
+    mean_shift, sd_error = minimum_detectable_bias(theta_r[..., :linear], theta_f[..., :linear])
+    assert mean_shift < 0.1 and sd_error < 0.1, (mean_shift, sd_error)
+    assert_same_distribution(theta_r, theta_f, label=name)
+
+
+def test_a_continued_fit_completes_its_draws_as_one_longer_fit():
+    X, y = short_wide(seed=4)
+    settings = dict(n_chains=2, n_warmup=50, random_state=0)
+    longer = MinibatchMHLogisticRegression(n_draws=130, **settings).fit(X, y)
+    resumed = MinibatchMHLogisticRegression(n_draws=60, warm_start=True, **settings).fit(X, y)
+    resumed.set_params(n_draws=130).fit(X, y)
+    np.testing.assert_array_equal(resumed.posterior_["coef"], longer.posterior_["coef"])
+    one_job = MinibatchMHLogisticRegression(n_draws=130, n_jobs=1, **settings).fit(X, y)
+    np.testing.assert_array_equal(one_job.posterior_["coef"], longer.posterior_["coef"])
+
+
+def test_a_sparse_x_samples_as_its_dense_twin():
+    """A CSR ``X`` reduces through sparse products (never densified): the same reduced rows
+    and, with the same seed, the same draws up to rounding."""
+    X, y = short_wide(seed=5, offset=0.0)
+    X[np.abs(X) < 1.0] = 0.0
+    settings = dict(n_draws=100, n_chains=2, n_warmup=100, random_state=0)
+    dense = MinibatchMHLogisticRegression(**settings).fit(X, y)
+    sparse = MinibatchMHLogisticRegression(**settings).fit(sp.csr_array(X), y)
+    np.testing.assert_allclose(sparse.posterior_["coef"], dense.posterior_["coef"],
+                               rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("case", ["constant", "duplicated", "zero_sparse_column",
+                                  "one_row_per_class", "two_rows"])
+def test_degenerate_rows_and_columns_fit(case):
+    """Constant and duplicated columns, a sparse column of zeros, one row per class and two
+    rows: each fits, its posterior finite, a constant column's weight its prior's (a
+    posterior sd of its prior scale over its spread, 1 for a constant feature)."""
+    X, y = short_wide(seed=6)
+    estimator = MinibatchMHLogisticRegression(n_draws=400, n_chains=2, random_state=0)
+    if case == "constant":
+        X[:, 5] = 3.0
+    elif case == "duplicated":
+        X[:, 6] = X[:, 7]
+    elif case == "zero_sparse_column":
+        X[:, 8] = 0.0
+        X = sp.csr_array(X)
+    elif case == "one_row_per_class":
+        X, y = X[:3], np.array([0, 1, 2])
+        estimator = FireflySoftmaxClassifier(n_draws=400, n_chains=2, random_state=0)
+    else:
+        X, y = X[:2], np.array([0, 1])
+    estimator.fit(X, y)
+    coef = estimator.posterior_["coef"]
+    assert np.all(np.isfinite(coef)) and np.all(np.isfinite(estimator.predict_proba(X)))
+    if case == "constant":
+        assert abs(coef[..., 5].std() - 1.0) < 0.1
+
+
+def _laplace_log_evidence(family, data, prior):
+    """The Laplace approximation of the log evidence (up to a constant that does not depend
+    on the weights' scale): log-likelihood and normalised Gaussian prior at the MAP, plus
+    half the log determinant of the Laplace covariance."""
+    theta, covariance, _, _ = family.laplace(data, prior, 1.0, True)
+    loglik = family.loglik_derivatives(data, theta, 0, False)[0]
+    log_prior = prior.log_density(theta)[0] - np.sum(np.log(prior.scales[prior.weight_mask()]))
+    return loglik + log_prior + 0.5 * np.linalg.slogdet(covariance)[1]
+
+
+@pytest.mark.parametrize("n_rows, n_features", [(30, 70), (300, 5)])
+def test_the_learned_prior_scale_maximises_the_laplace_evidence(n_rows, n_features):
+    """``prior_scale="auto"``: MacKay's fixed point lands where the Laplace evidence is
+    within half a nat of its largest value on a grid of scales (it leaves out how the
+    likelihood's curvature moves with the scale; on few rows the evidence is that flat over
+    a decade of scales), with more features than rows (sampled in the rows' span) and
+    with fewer."""
+    from skbayes_mh.models._evidence import evidence_scale
+
+    X, y = short_wide(n_rows=n_rows, n_features=n_features, seed=7)
+    estimator = MinibatchMHLogisticRegression(prior_scale="auto")
+    family, data, prior = problem(estimator, X, y)
+    span = row_span(data, prior)
+    if span is not None:
+        data, prior = span.data, span.prior
+    assert prior.learn_scale
+    scale, _ = evidence_scale(family, data, prior)
+    grid = np.exp(np.linspace(-4.0, 2.0, 61))
+    evidence = [_laplace_log_evidence(family, data, prior.with_weight_scale(t)) for t in grid]
+    at_scale = _laplace_log_evidence(family, data, prior.with_weight_scale(scale))
+    assert at_scale > max(evidence) - 0.5, (scale, grid[int(np.argmax(evidence))])
+    fitted = estimator.set_params(n_draws=50, n_chains=2, n_warmup=50,
+                                  random_state=0).fit(X, y)
+    np.testing.assert_allclose(fitted.prior_scale_, scale, rtol=1e-12)
