@@ -67,17 +67,25 @@ AUTO_NOMINAL_LEAPFROG_STEPS = 10
 
 
 #: A full Laplace covariance shapes the proposal of a test that reads every row only while
-#: applying it costs at most this many full-data gradients a step: its factor's products
-#: read ``d^2`` values a step (twice: a Hamiltonian step moves and whitens), from memory
-#: once they leave the cache, against the gradient's ``N c`` products (``c`` a row's cost
-#: times the outputs). Beyond, the low-rank-plus-diagonal shape (``4 k d`` a step) where it
-#: affords some directions. MNIST, 300 rows, ten classes, sampled in the rows' span (2,700
-#: parameters; 0.81 million products a gradient against 7.3 million in the factor, 9
-#: gradients): the full shape took 25 ms a step, 18 steps a path and 15 s of setup, the
-#: low-rank one (74 directions) 0.6 ms a step, 27 steps and 1.2 s (``docs/choosing.md``).
-#: Digits (585 parameters, 0.44 gradients: its factor stays in cache), MNIST 1 vs 7,
+#: its factor costs at most this many full-data gradients a step: it holds ``d^2`` values,
+#: read twice a Hamiltonian step (a move and a whitening), against the gradient's ``N c``
+#: products (``c`` a row's cost times the outputs), also read twice; beyond, the
+#: low-rank-plus-diagonal shape (``4 k d`` a step) where it affords some directions, whose
+#: paths take more steps (1.5 to 1.8 times as many on the data below). Two cores, defaults,
+#: the rows' span sampled (``docs/choosing.md``):
+#:
+#: - MNIST, 300 rows, ten classes (2,700 parameters, ``d^2`` 9 gradients): the full shape
+#:   took 25 ms a step, 18 steps a path and 15 s of setup; the low-rank one (74 directions)
+#:   0.6 ms a step, 27 steps, 1.2 s.
+#: - A bag of words, 2,000 documents (2,000 parameters, ``d^2`` 1.0 gradient): 4 chains of
+#:   300 + 300 iterations took 188 s (14 steps, min bulk ESS 219) with the full shape, 116
+#:   s (25 steps, ESS 409) with 256 directions.
+#: - scikit-learn's digits, 100 rows (495 parameters, 5 gradients): 6.7-8.2 s against
+#:   4.5-4.6 s, the same ESS.
+#:
+#: scikit-learn's digits on all its 1,347 training rows (0.44 gradients), MNIST 1 vs 7,
 #: breast cancer and tall data keep their full shape.
-AUTO_FULL_SHAPE_MAX_GRADIENTS = 2.0
+AUTO_FULL_SHAPE_MAX_GRADIENTS = 0.5
 #: ... or where it is this small whatever the data (``d^2`` products, ``d`` up to 256: tens
 #: of microseconds a step, less than a step's fixed costs): a few rows of many features,
 #: sampled in their span (30 rows: 31 parameters), keep the full shape's Hamiltonian paths
