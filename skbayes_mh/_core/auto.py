@@ -160,37 +160,56 @@ def shaped_for_paths(target, n_iterations):
     return n_iterations * AUTO_NOMINAL_LEAPFROG_STEPS * gradient <= AUTO_HAMILTONIAN_MAX_WORK
 
 
-def choose_thin(setting, acceptance, n_rows, n_params, n_draws):
+def choose_thin(setting, acceptance, n_rows, n_params, n_draws, ess_goal=None):
     """``thin`` as :func:`~skbayes_mh.sampling.run_chain` takes it: an int as given;
     ``"auto"`` a rule measuring each chain's autocorrelation time at the end of warm-up,
     capped at :data:`AUTO_MAX_THIN` where iterations are cheap (beyond, up to
     :data:`AUTO_SLOW_MAX_THIN` as far as :data:`AUTO_FULL_DATA_ESS_PER_CHAIN` needs) and,
     for a test reading every
     row, at what :data:`AUTO_FULL_DATA_WORK` affords and what ``n_draws`` draws need to
-    reach :data:`AUTO_FULL_DATA_ESS_PER_CHAIN`."""
+    reach :data:`AUTO_FULL_DATA_ESS_PER_CHAIN` (``ess_goal`` in its place when given:
+    ``n_draws="auto"``'s first round aims at the convergence check's ESS, not beyond).
+    """
     if not is_auto(setting):
         return int(setting)
+    ess_goal = AUTO_FULL_DATA_ESS_PER_CHAIN if ess_goal is None else ess_goal
     if not acceptance.reads_all_rows:
-        return AutoThin(AUTO_MAX_THIN, ess_goal=AUTO_FULL_DATA_ESS_PER_CHAIN, n_draws=n_draws,
+        return AutoThin(AUTO_MAX_THIN, ess_goal=ess_goal, n_draws=n_draws,
                         goal_max_thin=AUTO_SLOW_MAX_THIN)
     affordable = int(np.clip(AUTO_FULL_DATA_WORK // max(1, n_rows * n_params), 1,
                              AUTO_MAX_THIN))
     if affordable == 1:  # no rule to run: nor warm-up draws to keep for it (a wide model's)
         return 1
-    return AutoThin(affordable, ess_goal=AUTO_FULL_DATA_ESS_PER_CHAIN, n_draws=n_draws)
+    return AutoThin(affordable, ess_goal=ess_goal, n_draws=n_draws)
 
 
-def choose_warmup(setting, acceptance, proposal, shaped, n_params, schedule=None):
+def choose_warmup(setting, acceptance, proposal, shaped, n_params, schedule=None,
+                  auto_draws=False):
     """``n_warmup``: an int as given; ``"auto"`` :data:`AUTO_SHORT_WARMUP` for a full-data
     test with Hamiltonian paths in the Laplace shape (``shaped``, as :func:`choose_proposal`
-    takes it) on at least :data:`AUTO_SHORT_WARMUP_MIN_PARAMS` parameters; otherwise, and
-    always with a temperature schedule (its changes must come within the warm-up),
-    :data:`AUTO_WARMUP`."""
+    takes it) on at least :data:`AUTO_SHORT_WARMUP_MIN_PARAMS` parameters, and with
+    ``n_draws="auto"`` (``auto_draws``) for any test but Firefly's (whose brightness and
+    step tune more slowly); otherwise, and always with a temperature schedule (its changes
+    must come within the warm-up), :data:`AUTO_WARMUP`. With ``n_draws="auto"`` what a
+    shorter warm-up leaves untuned costs more draws, which the rounds add until the
+    chains converge, rather than a fit that falls short: on breast cancer 300 iterations
+    and the rounds take half the time of 1,000 and 1,000 draws (``docs/choosing.md``)."""
     if not is_auto(setting):
         return int(setting)
-    short = (schedule is None and acceptance.reads_all_rows and proposal.path and shaped
-             and n_params >= AUTO_SHORT_WARMUP_MIN_PARAMS)
+    if schedule is not None:
+        return AUTO_WARMUP
+    short = ((acceptance.reads_all_rows and proposal.path and shaped
+              and n_params >= AUTO_SHORT_WARMUP_MIN_PARAMS)
+             or (auto_draws and not acceptance.needs_bounds))
     return AUTO_SHORT_WARMUP if short else AUTO_WARMUP
+
+
+def draws_bound(setting):
+    """The most draws a chain can keep under ``n_draws`` (for memory checks):
+    :data:`~skbayes_mh._core.convergence.AUTO_MAX_DRAWS` for ``"auto"``."""
+    from .convergence import AUTO_MAX_DRAWS
+
+    return AUTO_MAX_DRAWS if is_auto(setting) else int(setting)
 
 
 def warmup_bound(setting):

@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 
 #: Settings that may change between a fit and its continuation.
-MAY_CHANGE = ("n_draws", "warm_start", "verbose", "n_jobs")
+MAY_CHANGE = ("n_draws", "max_time", "warm_start", "verbose", "n_jobs")
 
 
 def continuation_key(params, data, summary):
@@ -37,13 +37,15 @@ def chains_to_continue(previous, key, n_draws, name, stacklevel):
     if changed:
         raise ValueError(
             f"warm_start=True continues the previous fit's chains, so only n_draws (and "
-            f"verbose, n_jobs) may change; {', '.join(changed)} changed. Set "
+            f"max_time, verbose, n_jobs) may change; {', '.join(changed)} changed. Set "
             f"warm_start=False to start afresh.")
     if fingerprint != old_fingerprint:
         raise ValueError("warm_start=True continues the previous fit's chains on the data "
                          "they were fitted on, and these data differ (their shape, type or "
                          "column moments). Set warm_start=False to fit these data afresh.")
     have = min(chain.n_draws for chain in chains)
+    if isinstance(n_draws, str):  # "auto": on from where they are, as far as the rule says
+        return chains
     if n_draws < have:
         raise ValueError(f"n_draws={n_draws} is fewer than the {have} draws per chain "
                          f"already kept; with warm_start=True n_draws is the total to "

@@ -49,6 +49,42 @@ EDGEWORTH_GAP = 1.0 / (6.0 * np.sqrt(2.0 * np.pi))
 FIREFLY_MAX_BRIGHT_FRACTION = 0.5
 
 
+#: ``n_draws="auto"``: the chains' first round keeps this many draws each ...
+AUTO_FIRST_DRAWS = 150
+#: ... and the rounds end at this many a chain at most (four times the fixed default: a
+#: fit that has not converged by then warns, as a fixed fit does).
+AUTO_MAX_DRAWS = 4000
+#: The next round aims this much beyond the draws the ESS so far says are needed (ESS
+#: estimates from a few hundred draws err by a tenth or so) ...
+AUTO_DRAWS_MARGIN = 1.2
+#: ... and grows the chains by at least and at most these factors.
+AUTO_DRAWS_GROWTH = (1.25, 3.0)
+
+
+def draws_needed(draws, n_chains):
+    """``n_draws="auto"``'s rule: the draws each chain should hold, from what ``draws``
+    (``(n_chains, n, d)``, every sampled coordinate) show, or None when they meet the
+    targets: every coordinate's rank-normalised split R-hat at most :data:`MAX_RHAT` and
+    its bulk and tail ESS at least :data:`MIN_ESS_PER_CHAIN` a chain (Vehtari et al.
+    2021), the checks a fit warns by.
+
+    Short of them, the chains grow as far as the smallest ESS so far needs to reach its
+    target (with :data:`AUTO_DRAWS_MARGIN`; by :data:`AUTO_DRAWS_GROWTH`'s factors at least
+    and at most), or by half again when only R-hat is short."""
+    n = draws.shape[1]
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        r_hat, bulk, tail = diagnostics.convergence_statistics(draws)
+    wanted = MIN_ESS_PER_CHAIN * n_chains
+    ess = float(np.nanmin(np.minimum(bulk, tail), initial=np.inf))
+    worst_rhat = float(np.nanmax(r_hat, initial=1.0))
+    if worst_rhat <= MAX_RHAT and ess >= wanted:
+        return None
+    factor = AUTO_DRAWS_MARGIN * wanted / ess if 0 < ess < wanted else 1.5
+    factor = float(np.clip(factor, *AUTO_DRAWS_GROWTH))
+    return int(np.ceil(n * factor))
+
+
 def modes_within_reach(modes):
     """The modes the MAP search found (``(negative log posterior, point)``, lowest first)
     within :data:`MODE_REACH_NATS` of the highest: the ones chains start in."""
@@ -75,7 +111,8 @@ def warn_unvisited_modes(modes, n_chains, name, stacklevel=5):
         ConvergenceWarning, stacklevel=stacklevel)
 
 
-def diagnose(posterior, name, stacklevel, levels=None, test_error=None, coords=None):
+def diagnose(posterior, name, stacklevel, levels=None, test_error=None, coords=None,
+             stopped=None, max_time=None):
     """R-hat, bulk and tail ESS of every variable of ``posterior`` (a
     :class:`~skbayes_mh.posterior.Posterior`), with a :class:`ConvergenceWarning` naming
     the worst parameter (and any chain that never moved) when the chains do not meet
@@ -114,9 +151,14 @@ def diagnose(posterior, name, stacklevel, levels=None, test_error=None, coords=N
             + (f"{rhat:.3g} ({rhat_name})" if np.isfinite(rhat) else "not available")
             + f", smallest bulk ESS {ess:.0f} ({ess_name}) of "
             f"{posterior.n_chains * posterior.n_draws} draws; wanted R-hat <= {MAX_RHAT} "
-            f"and bulk ESS >= {wanted_ess} ({MIN_ESS_PER_CHAIN} per chain). Run longer "
-            f"chains (n_draws, n_warmup, thin) or another proposal; per-parameter "
-            f"values are in diagnostics_.", ConvergenceWarning, stacklevel=stacklevel)
+            f"and bulk ESS >= {wanted_ess} ({MIN_ESS_PER_CHAIN} per chain)"
+            + (f"; n_draws='auto' stopped at its time budget (max_time={max_time!r} s)"
+               if stopped == "max_time" else "")
+            + (f"; n_draws='auto' stopped at its most draws ({AUTO_MAX_DRAWS} a chain)"
+               if stopped == "max_draws" else "")
+            + ". Run longer chains (n_draws, n_warmup, thin, max_time) or another proposal; "
+            "per-parameter values are in diagnostics_.", ConvergenceWarning,
+            stacklevel=stacklevel)
     result = Bunch(**{key: Bunch(**value) for key, value in found.items()})
     if levels is not None:
         result.log_posterior = check_chain_levels(levels, name, stacklevel + 1)

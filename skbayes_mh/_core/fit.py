@@ -24,9 +24,10 @@ from ..sampling._parallel import WorkerLost, runs_in_this_process
 from ..sampling._schedule import TemperatureSchedule
 from .auto import (choose_laplace, choose_proposal, choose_thin, choose_warmup, is_auto,
                    shaped_for_paths, warmup_bound)
-from .convergence import (LP_CHECK_DRAWS, LP_CHECK_MIN_DRAWS, LP_CHECK_ROWS,
-                          TEST_ERROR_WARNING, modes_within_reach, normality_error,
-                          warn_unvisited_modes)
+from .convergence import (AUTO_DRAWS_MARGIN, AUTO_FIRST_DRAWS, AUTO_MAX_DRAWS,
+                          LP_CHECK_DRAWS, LP_CHECK_MIN_DRAWS, LP_CHECK_ROWS, MIN_ESS_PER_CHAIN,
+                          TEST_ERROR_WARNING, draws_needed, modes_within_reach,
+                          normality_error, warn_unvisited_modes)
 from .span import complete_draws, row_span
 
 #: The error of an approximate test is estimated at this many pairs of consecutive draws
@@ -69,7 +70,7 @@ class SamplerSettings:
     step_size: object = "auto"
     temperature: float = 1.0
     temperature_schedule: tuple = None
-    n_draws: int = 1000
+    n_draws: object = 1000
     n_warmup: object = "auto"
     thin: object = "auto"
     n_chains: int = 4
@@ -80,6 +81,7 @@ class SamplerSettings:
     bounds_proposal: str = "mala"
     name: str = "fit"
     row_span: bool = True
+    max_time: float = None
 
 
 @dataclass
@@ -110,6 +112,10 @@ class FitResult:
     prior_scale : float or None
         The scale the data chose for the weights' prior (``prior.learn_scale``), which
         multiplied its scales; None when it was given.
+    stopped : str or None
+        With ``n_draws="auto"``: why the rounds stopped short of the convergence targets
+        (``"max_draws"``, ``"max_time"``, ``"interrupted"``; :func:`draw_until_converged`),
+        None when they met them (and always with a fixed ``n_draws``).
     acceptance, proposal, control_variates, data_passes, setup_time, n_warmup :
         The fit's resolved test and proposal, whether it read control variates, its
         full-data passes, its seconds before the chains and its warm-up iterations per
@@ -129,6 +135,7 @@ class FitResult:
     bright_fraction: object = None
     span: object = None
     prior_scale: object = None
+    stopped: object = None
     acceptance: object = None
     proposal: object = None
     control_variates: object = None
@@ -216,12 +223,15 @@ def _fit_posterior(family, data, prior, acceptance, settings, passes, started):
     if acceptance.needs_lipschitz and acceptance.lipschitz is None:
         acceptance.set_params(lipschitz=target.lipschitz)  # the model's, shown in acceptance_
     uses_cv = acceptance.uses_control_variates(target)
+    auto_draws = is_auto(settings.n_draws)
+    n_draws = AUTO_FIRST_DRAWS if auto_draws else int(settings.n_draws)
     shaped = shaped_for_paths(target, settings.n_chains * (warmup_bound(settings.n_warmup)
-                                                           + settings.n_draws))
+                                                           + n_draws))
     proposal = choose_proposal(settings.proposal, acceptance, uses_cv, shaped,
                                settings.bounds_proposal)
     settings = replace(settings, n_warmup=choose_warmup(
-        settings.n_warmup, acceptance, proposal, shaped, d, settings.temperature_schedule))
+        settings.n_warmup, acceptance, proposal, shaped, d, settings.temperature_schedule,
+        auto_draws))
     passes["map_laplace"] = float(target.n_passes)
     sampler_class = sampler_for(acceptance)
     shared = sampler_class.prepare(target, acceptance, uses_cv, passes, settings.n_chains)
@@ -232,27 +242,35 @@ def _fit_posterior(family, data, prior, acceptance, settings, passes, started):
     return_freed_memory()  # the setup's blocks, before the draws are allocated
     setup_time = time.perf_counter() - started
     seeds = chain_seeds(settings.random_state, settings.n_chains)
-    thin = choose_thin(settings.thin, acceptance, data.n_rows, d, settings.n_draws)
+    thin = choose_thin(settings.thin, acceptance, data.n_rows, d, n_draws,
+                       AUTO_DRAWS_MARGIN * MIN_ESS_PER_CHAIN if auto_draws else None)
     # With thin="auto" the bars count one iteration per draw (thin is chosen later).
-    progress = Progress(settings.n_chains, settings.n_warmup + settings.n_draws
+    progress = Progress(settings.n_chains, settings.n_warmup + n_draws
                         * (thin if isinstance(thin, int) else 1), settings.verbose,
                         settings.name)
     # Chains in this process write their kept draws into one array for all of them.
-    out = np.empty((settings.n_chains, settings.n_draws, d)) if runs_in_this_process() else None
+    out = np.empty((settings.n_chains, n_draws, d)) if runs_in_this_process() else None
+    stopped = None
     with interruptible(settings.name) as stop:
         arguments = []
         for c, (seed, start) in enumerate(zip(seeds, chain_starts(target, seeds))):
             sampler, tuners = _chain_sampler(sampler_class, target, acceptance, proposal,
                                              shared, settings.step_size,
                                              settings.temperature_schedule)
-            arguments.append((sampler, start, seed, settings.n_warmup, settings.n_draws, thin,
+            arguments.append((sampler, start, seed, settings.n_warmup, n_draws, thin,
                               tuners, progress.chain(c), stop,
                               None if out is None else out[c]))
         try:
+            round_started = time.perf_counter()
             chains = run_in_parallel(run_chain, arguments, settings.n_jobs)
+            if auto_draws:
+                chains, stopped = draw_until_converged(
+                    chains, settings, stop, progress, started,
+                    time.perf_counter() - round_started)
         finally:
             progress.close()
-    result = _collect(chains, data, settings, out)
+    result = _collect(chains, data, _with_draws(settings, chains), out)
+    result.stopped = stopped
     result.acceptance, result.proposal = acceptance, proposal
     result.control_variates, result.data_passes = uses_cv, data_passes
     result.setup_time, result.n_warmup = setup_time, settings.n_warmup
@@ -269,16 +287,98 @@ def continue_posterior(chains, data, settings, span=None):
     FitResult
         Its ``acceptance`` ... ``setup_time`` are None: the continued fit's stand.
     """
-    per_chain = max(settings.n_draws - min(c.n_draws for c in chains), 0) * chains[0].thin
+    started = time.perf_counter()
+    auto_draws = is_auto(settings.n_draws)
+    have = min(c.n_draws for c in chains)
+    per_chain = max((have if auto_draws else settings.n_draws) - have, 0) * chains[0].thin
     progress = Progress(settings.n_chains, per_chain, settings.verbose, settings.name)
+    stopped = None
     with interruptible(settings.name) as stop:
-        arguments = [(chain, settings.n_draws, progress.chain(c), stop)
-                     for c, chain in enumerate(chains)]
         try:
-            chains = run_in_parallel(continue_chain, arguments, settings.n_jobs)
+            if auto_draws:  # on from where the chains are, as far as the rule says
+                chains, stopped = draw_until_converged(chains, settings, stop, progress,
+                                                       started)
+            else:
+                arguments = [(chain, settings.n_draws, progress.chain(c), stop)
+                             for c, chain in enumerate(chains)]
+                chains = run_in_parallel(continue_chain, arguments, settings.n_jobs)
         finally:
             progress.close()
-    return _completed(_collect(chains, data, settings), span)
+    result = _collect(chains, data, _with_draws(settings, chains))
+    result.stopped = stopped
+    return _completed(result, span)
+
+
+def draw_until_converged(chains, settings, stop, progress, started, last_round=None):
+    """``n_draws="auto"``: run the chains on in rounds until their draws meet the
+    convergence targets (:func:`~skbayes_mh._core.convergence.draws_needed`), each round
+    sized by the ESS so far, up to :data:`~skbayes_mh._core.convergence.AUTO_MAX_DRAWS` a
+    chain and within ``settings.max_time`` seconds from ``started``.
+
+    The rounds depend on the draws alone, never on the time or ``n_jobs``, so a fit's draws
+    are the same for a seed however it runs, and equal one longer fit's draw for draw: only
+    the time budget, when it stops the rounds, depends on the machine.
+
+    Parameters
+    ----------
+    chains : list of ChainResult
+    settings : SamplerSettings
+    stop : StopSignal
+        Ctrl-C: the chains stop within a second and no round follows.
+    progress : Progress
+    started : float
+        ``time.perf_counter()`` when the fit started (for the budget).
+    last_round : float or None
+        Seconds the round that made the chains' draws took (None: not known), for the
+        budget's estimate of the next round's.
+
+    Returns
+    -------
+    chains : list of ChainResult
+    stopped : str or None
+        None when the targets were met; ``"max_draws"`` or ``"max_time"`` otherwise (or
+        ``"interrupted"``).
+    """
+    while True:
+        live = [k for k, c in enumerate(chains)
+                if not isinstance(c, WorkerLost) and c.warmup_complete]
+        if not live or stop.is_set() or any(chains[k].interrupted for k in live):
+            return chains, "interrupted"
+        have = min(chains[k].n_draws for k in live)
+        draws = np.stack([chains[k].draws[:have] for k in live])
+        wanted = draws_needed(draws, len(live))
+        if wanted is None:
+            return chains, None
+        wanted = min(wanted, AUTO_MAX_DRAWS)
+        if wanted <= have:
+            return chains, "max_draws"
+        if settings.max_time is not None:
+            left = settings.max_time - (time.perf_counter() - started)
+            per_draw = last_round / have if last_round else 0.0
+            if per_draw > 0:
+                wanted = min(wanted, have + int(left / per_draw))
+            if left <= 0 or wanted <= have:
+                return chains, "max_time"
+        for k in live:
+            tracker = progress.chain(k)
+            if tracker is not None:
+                tracker.extend((wanted - chains[k].n_draws) * chains[k].thin)
+        arguments = [(chains[k], wanted, progress.chain(k), stop) for k in live]
+        round_started = time.perf_counter()
+        continued = run_in_parallel(continue_chain, arguments, settings.n_jobs)
+        last_round = (time.perf_counter() - round_started) * have / (wanted - have)
+        chains = list(chains)
+        for k, chain in zip(live, continued):
+            chains[k] = chain
+
+
+def _with_draws(settings, chains):
+    """``settings`` with ``n_draws`` the draws the kept chains reached (the interruption
+    warning's "of ... draws"), for ``n_draws="auto"``."""
+    if not is_auto(settings.n_draws):
+        return settings
+    reached = [c.n_draws for c in chains if not isinstance(c, WorkerLost)]
+    return replace(settings, n_draws=max(reached, default=0))
 
 
 def chain_starts(target, seeds):

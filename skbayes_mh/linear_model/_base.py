@@ -16,7 +16,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .._core import SamplerSettings, continue_posterior, fit_posterior
-from .._core.auto import AUTO_WARMUP, choose_acceptance, is_auto, warmup_bound
+from .._core.auto import AUTO_WARMUP, choose_acceptance, draws_bound, is_auto, warmup_bound
 from .._core.continuation import chains_to_continue, continuation_key
 from .._core.convergence import check_bright_fraction, diagnose
 from .._dask import check_dask_data, encode_dask_labels, is_dask_array, scan_dask_data
@@ -115,7 +115,8 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         "intercept_prior_scale": [Interval(numbers.Real, 0, None, closed="neither")],
         "temperature": [Interval(numbers.Real, MIN_TEMPERATURE, None, closed="left"),
                         "array-like"],
-        "n_draws": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_draws": [StrOptions({"auto"}), Interval(numbers.Integral, 1, None, closed="left")],
+        "max_time": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "n_warmup": [StrOptions({"auto"}), Interval(numbers.Integral, 0, None, closed="left")],
         "thin": [StrOptions({"auto"}), Interval(numbers.Integral, 1, None, closed="left")],
         "n_chains": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -164,8 +165,8 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
                 raise ValueError(f"This solver needs samples of at least 2 classes in the "
                                  f"data, but the data contain only one class: "
                                  f"{self.classes_[0]!r}.")
-        check_draws_memory(self.n_chains, self.n_draws, warmup_bound(self.n_warmup),
-                           self.n_features_in_)
+        check_draws_memory(self.n_chains, draws_bound(self.n_draws),
+                           warmup_bound(self.n_warmup), self.n_features_in_)
         temperature, schedule = check_temperature(self.temperature, MIN_TEMPERATURE)
         if schedule is not None and schedule[-1][0] > warmup_bound(self.n_warmup):
             raise ValueError(f"The temperature schedule's last change (iteration "
@@ -186,7 +187,8 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         settings = SamplerSettings(
             proposal=self.proposal, step_size=self.step_size, temperature=temperature,
             temperature_schedule=schedule,
-            n_draws=self.n_draws, n_warmup=self.n_warmup, thin=self.thin,
+            n_draws=self.n_draws, max_time=self.max_time, n_warmup=self.n_warmup,
+            thin=self.thin,
             n_chains=self.n_chains, n_jobs=self.n_jobs, random_state=self.random_state,
             verbose=self.verbose, warm_start=self.warm_start,
             bounds_proposal=self._firefly_proposal, name=name)
@@ -222,7 +224,7 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
             self.bright_fraction_ = result.bright_fraction
             check_bright_fraction(result.bright_fraction, name, _USER_FRAME)
         self._set_posterior(result.draws, result.stats, family, result.levels,
-                            result.test_error)
+                            result.test_error, result.stopped)
         return self
 
     def _problem(self, X, y, weights, summary, acceptance):
@@ -546,7 +548,8 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         fitted classes); ``acceptance`` where the family's bounds depend on it."""
         raise NotImplementedError
 
-    def _set_posterior(self, draws, stats, family=None, levels=None, test_error=None):
+    def _set_posterior(self, draws, stats, family=None, levels=None, test_error=None,
+                       stopped=None):
         """``posterior_``, ``diagnostics_`` and the posterior means ``coef_``, ``intercept_``
         and ``<name>_`` of every other parameter, from draws of theta ``(n_chains, n_draws,
         d)`` laid out as ``family`` (the one that was sampled; None: :meth:`_family`'s)
@@ -556,7 +559,8 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         variables = family.posterior_variables(draws, self.n_features_in_, self.fit_intercept)
         self.posterior_ = Posterior(variables, stats)
         self.diagnostics_ = diagnose(self.posterior_, type(self).__name__, _USER_FRAME + 1,
-                                     levels, test_error, coords=self._parameter_coords())
+                                     levels, test_error, coords=self._parameter_coords(),
+                                     stopped=stopped, max_time=getattr(self, "max_time", None))
         coef = variables["coef"].mean(axis=(0, 1))
         if family.n_blocks > 1:
             intercept = variables["intercept"].mean(axis=(0, 1))

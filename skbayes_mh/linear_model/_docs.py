@@ -17,14 +17,24 @@ temperature : float or list of (int, float), default=1.0
     K_old)`` at each change and tuned on from there; the shape and ``thin="auto"`` learn
     from the draws at the last temperature only, and the MAP, Laplace approximation and
     chain starts are that temperature's.
-n_draws : int, default=1000
-    Draws kept per chain.
+n_draws : int or "auto", default=1000
+    Draws kept per chain. ``"auto"``: as many as convergence needs: the chains run in
+    rounds (150 draws each first, then as far as the effective sample size so far says
+    is needed) until every parameter's R-hat is at most 1.01 and its bulk and tail ESS at
+    least 100 a chain, up to 4,000 a chain or ``max_time``. The rounds depend on the
+    draws alone: the same draws for a seed, whatever ``n_jobs``.
+max_time : float or None, default=None
+    With ``n_draws="auto"``: seconds from the start of ``fit`` after which no new round
+    starts (a round is sized to end within it); the fit then keeps what it has and warns
+    if the chains fall short. The only setting whose result depends on the machine's
+    speed.
 n_warmup : "auto" or int, default="auto"
     Iterations per chain before the first kept draw (adaptation happens here; kept in
     ``n_warmup_``). ``"auto"``: 1000; 300 where a test reading every row runs
     Hamiltonian paths in the Laplace shape of a model with at least 500 parameters (the
-    warm-up's draws cannot refine so wide a shape: it tunes the step); 1000 with a
-    temperature schedule.
+    warm-up's draws cannot refine so wide a shape: it tunes the step), and with
+    ``n_draws="auto"`` but under Firefly (the rounds add the draws a shorter warm-up
+    costs); 1000 with a temperature schedule.
 thin : "auto" or int, default="auto"
     Iterations per kept draw. ``"auto"``: from each chain's autocorrelation time over
     the warm-up's last half (its slowest parameter's, at most three times the median

@@ -106,11 +106,11 @@ class RobustTRegression(RegressorMixin, PredictiveRegressorMixin, LinearMHEstima
     }
     _firefly_proposal = "slice"
 
-    def __init__(self, *, nu=4.0, scale=None, prior="laplace", prior_scale=1.0,
-                 autoscale=True, intercept_prior_scale=None, fit_intercept=True, acceptance="auto",
+    def __init__(self, *, nu=4.0, scale=None, prior="laplace", prior_scale=1.0, autoscale=True,
+                 intercept_prior_scale=None, fit_intercept=True, acceptance="auto",
                  proposal="auto", step_size="auto", temperature=1.0, n_draws=1000,
-                 n_warmup="auto", thin="auto", n_chains=4, n_jobs=None, random_state=None,
-                 verbose=0, warm_start=False):
+                 max_time=None, n_warmup="auto", thin="auto", n_chains=4, n_jobs=None,
+                 random_state=None, verbose=0, warm_start=False):
         self._store_parameters(locals())
 
     def _problem(self, X, y, weights, summary, acceptance):

@@ -233,6 +233,12 @@ class _ChainProgress:
         if self.progress is not None:
             self.progress._set_total(self.c, iterations)
 
+    def extend(self, iterations):
+        """The chain's total becomes what it has run and ``iterations`` more (a round of
+        ``n_draws="auto"``)."""
+        if self.progress is not None:
+            self.progress._set_total(self.c, self.progress.done[self.c] + iterations)
+
     def __getstate__(self):
         return {"progress": None, "c": self.c}
 
