@@ -311,7 +311,8 @@ def continue_posterior(chains, data, settings, span=None):
 
 def draw_until_converged(chains, settings, stop, progress, started, last_round=None):
     """``n_draws="auto"``: run the chains on in rounds until their draws meet the
-    convergence targets (:func:`~skbayes_mh._core.convergence.draws_needed`), each round
+    convergence targets (:func:`~skbayes_mh._core.convergence.draws_needed`, on the
+    quantities the fit reports: :func:`_reported`), each round
     sized by the ESS so far, up to :data:`~skbayes_mh._core.convergence.AUTO_MAX_DRAWS` a
     chain and within ``settings.max_time`` seconds from ``started``.
 
@@ -345,7 +346,8 @@ def draw_until_converged(chains, settings, stop, progress, started, last_round=N
         if not live or stop.is_set() or any(chains[k].interrupted for k in live):
             return chains, "interrupted"
         have = min(chains[k].n_draws for k in live)
-        draws = np.stack([chains[k].draws[:have] for k in live])
+        draws = _reported(np.stack([chains[k].draws[:have] for k in live]),
+                          chains[live[0]].sampler.target)
         wanted = draws_needed(draws, len(live))
         if wanted is None:
             return chains, None
@@ -370,6 +372,19 @@ def draw_until_converged(chains, settings, stop, progress, started, last_round=N
         chains = list(chains)
         for k, chain in zip(live, continued):
             chains[k] = chain
+
+
+def _reported(draws, target):
+    """The chains' draws ``(n_chains, n, d)`` as the quantities the fit reports and checks
+    (:meth:`~skbayes_mh.models.LinearModel.posterior_variables`, flattened side by side:
+    a softmax's blocks centred over the classes, say), ``(n_chains, n, k)``; a user's
+    model's as they are."""
+    if target.kind != "linear":
+        return draws
+    data = target.data
+    variables = target.model.posterior_variables(draws, data.n_features, data.intercept)
+    return np.concatenate([np.reshape(value, draws.shape[:2] + (-1,))
+                           for value in variables.values()], axis=2)
 
 
 def _with_draws(settings, chains):

@@ -17,7 +17,7 @@ temperature : float or list of (int, float), default=1.0
     K_old)`` at each change and tuned on from there; the shape and ``thin="auto"`` learn
     from the draws at the last temperature only, and the MAP, Laplace approximation and
     chain starts are that temperature's.
-n_draws : int or "auto", default=1000
+n_draws : int or "auto", default="auto"
     Draws kept per chain. ``"auto"``: as many as convergence needs: the chains run in
     rounds (150 draws each first, then as far as the effective sample size so far says
     is needed) until every parameter's R-hat is at most 1.01 and its bulk and tail ESS at

@@ -108,7 +108,7 @@ class RobustTRegression(RegressorMixin, PredictiveRegressorMixin, LinearMHEstima
 
     def __init__(self, *, nu=4.0, scale=None, prior="laplace", prior_scale=1.0, autoscale=True,
                  intercept_prior_scale=None, fit_intercept=True, acceptance="auto",
-                 proposal="auto", step_size="auto", temperature=1.0, n_draws=1000,
+                 proposal="auto", step_size="auto", temperature=1.0, n_draws="auto",
                  max_time=None, n_warmup="auto", thin="auto", n_chains=4, n_jobs=None,
                  random_state=None, verbose=0, warm_start=False):
         self._store_parameters(locals())

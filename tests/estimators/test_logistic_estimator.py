@@ -218,10 +218,10 @@ def test_posterior_matches_numerical_integration(acceptance):
 
 @pytest.mark.slow
 def test_default_fit_on_breast_cancer_thins_and_converges():
-    """The exact test on small data thins by the autocorrelation time as far as an ESS of
-    250 a chain needs (at most 10 and at most 2,000,000 row-parameter products a draw), so
-    that the default fit of scikit-learn's breast cancer data converges; on data too large
-    for that it keeps every iteration."""
+    """With a fixed ``n_draws`` the exact test on small data thins by the autocorrelation
+    time as far as an ESS of 250 a chain needs (at most 10 and at most 2,000,000
+    row-parameter products a draw), so that a fit of scikit-learn's breast cancer data with
+    1,000 draws a chain converges; on data too large for that it keeps every iteration."""
     from sklearn.datasets import load_breast_cancer
 
     from skbayes_mh._core.auto import AUTO_FULL_DATA_WORK, AUTO_MAX_THIN
@@ -234,7 +234,8 @@ def test_default_fit_on_breast_cancer_thins_and_converges():
     # seeds, and by 2 with a Laplace shape narrowed by the eigenvalue floor in raw units);
     # MALA's steps mix more slowly and are thinned by 5 or 6.
     for proposal, thin in (("auto", (1, 3)), ("mala", (2, allowed))):
-        clf = MinibatchMHLogisticRegression(proposal=proposal, random_state=1).fit(X, y)
+        clf = MinibatchMHLogisticRegression(proposal=proposal, n_draws=1000,
+                                            random_state=1).fit(X, y)
         assert clf.acceptance_.name == "metropolis"
         assert np.all((clf.thin_ >= 1) & (clf.thin_ <= allowed))
         assert thin[0] <= clf.thin_.max() <= thin[1], (proposal, clf.thin_)
