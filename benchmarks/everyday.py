@@ -8,7 +8,9 @@ Data sets (``--cases``): scikit-learn's breast cancer and digits, California hou
 5,000 x 100 (``make_classification``, 20 informative) and 10^6 x 10 logistic data.
 
 Printed per case and tool: the time of each task, the default fit's largest R-hat and
-smallest bulk ESS (ours), and the held-out score (accuracy, or R^2).
+smallest bulk ESS (ours), and the held-out score (accuracy, or R^2); for ours, also the
+prediction over every stored draw (``predict_tol=None``): its time and the largest
+difference of the default prediction from it (relative above 1 for a regressor's means).
 
     python benchmarks/everyday.py [--cases breast_cancer,digits,california,synthetic,tall]
         [--n-draws auto] [--predict-rows 100000]
@@ -59,12 +61,23 @@ def run(name, ours, theirs, grid_ours, grid_theirs, X, y, X_test, y_test, predic
         _, cv_time = timed(lambda: cross_val_score(make(), X, y, cv=5))
         _, grid_time = timed(lambda: GridSearchCV(make(), grid, cv=3).fit(X, y))
         method = fitted.predict_proba if hasattr(fitted, "predict_proba") else fitted.predict
-        _, predict_time = timed(lambda: method(X_predict))
+        predicted, predict_time = timed(lambda: method(X_predict))
+        every_draw = ["-", "-"]
+        if hasattr(fitted[-1], "predict_tol"):
+            tol = fitted[-1].predict_tol
+            fitted[-1].set_params(predict_tol=None)
+            exact, exact_time = timed(lambda: method(X_predict))
+            fitted[-1].set_params(predict_tol=tol)
+            scale = np.maximum(1.0, np.abs(exact)) if predicted.ndim == 1 else 1.0
+            every_draw = [f"{exact_time:.3f}",
+                          f"{np.max(np.abs(predicted - exact) / scale):.1e}"]
         rhat, ess = diagnostics(fitted)
         rows.append([name, tool, f"{fit_time:.2f}", f"{cv_time:.2f}", f"{grid_time:.2f}",
-                     f"{predict_time:.3f}", rhat, ess, f"{fitted.score(X_test, y_test):.4f}"])
+                     f"{predict_time:.3f}", *every_draw, rhat, ess,
+                     f"{fitted.score(X_test, y_test):.4f}"])
     ratios = [float(rows[0][k]) / max(float(rows[1][k]), 1e-9) for k in (2, 3, 4, 5)]
-    rows.append([name, "ours / scikit-learn"] + [f"{r:.1f}x" for r in ratios] + ["", "", ""])
+    rows.append([name, "ours / scikit-learn"] + [f"{r:.1f}x" for r in ratios]
+                + ["", "", "", "", ""])
     return rows
 
 
@@ -140,7 +153,8 @@ def main():
         rows += CASES[name](args)
     print(f"\nours: n_draws={args.n_draws!r}, otherwise defaults; 2 cores\n")
     table(rows, ["data", "tool", "fit s", "5-fold CV s", "3x3 grid s", "predict 10^5 s",
-                 "max R-hat", "min bulk ESS", "test score"])
+                 "every draw s", "max |difference|", "max R-hat", "min bulk ESS",
+                 "test score"])
 
 
 if __name__ == "__main__":

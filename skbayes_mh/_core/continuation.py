@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 
 #: Settings that may change between a fit and its continuation.
-MAY_CHANGE = ("n_draws", "max_time", "warm_start", "verbose", "n_jobs")
+MAY_CHANGE = ("n_draws", "max_time", "warm_start", "verbose", "n_jobs", "predict_tol")
 
 
 def continuation_key(params, data, summary):
@@ -37,7 +37,7 @@ def chains_to_continue(previous, key, n_draws, name, stacklevel):
     if changed:
         raise ValueError(
             f"warm_start=True continues the previous fit's chains, so only n_draws (and "
-            f"max_time, verbose, n_jobs) may change; {', '.join(changed)} changed. Set "
+            f"max_time, verbose, n_jobs, predict_tol) may change; {', '.join(changed)} changed. Set "
             f"warm_start=False to start afresh.")
     if fingerprint != old_fingerprint:
         raise ValueError("warm_start=True continues the previous fit's chains on the data "

@@ -32,10 +32,9 @@ from ..proposals import PROPOSALS, Proposal
 from ..sampling import chain_seeds
 from ..sampling._schedule import check_temperature
 from ._docs import FIT_DOCSTRING
+from ._predictive import (OutputMajorDraws, linear_predictors, predictive_mean,
+                          row_blocks)
 
-#: Bytes of one block of test rows' linear predictors (rows x draws x outputs, float64) when
-#: predictions are averaged over draws: it bounds the memory, and blocks run on every core.
-PREDICT_BLOCK_BYTES = 1 << 24
 #: float32 ``X`` of at least this many bytes is read in place; smaller float32 data are
 #: converted to float64 (a copy that costs nothing at that size, and its full-data passes
 #: go through BLAS).
@@ -124,6 +123,7 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         "warm_start": ["boolean"],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "predict_tol": [Interval(numbers.Real, 0, None, closed="neither"), None],
     }
 
     #: The proposal ``proposal="auto"`` gives Firefly (which has the model's gradient).
@@ -391,8 +391,25 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
     def __sklearn_is_fitted__(self):
         return hasattr(self, "posterior_")
 
+    def _predictive_mean(self, X, transform, relative=False):
+        """The posterior-predictive mean of ``transform(eta, draws)`` at each row of ``X``
+        over as many stored draws as ``predict_tol`` allows (every draw where it is None):
+        :func:`~skbayes_mh.linear_model._predictive.predictive_mean`.
+
+        Returns
+        -------
+        mean : ndarray of shape (n_rows, ...)
+        """
+        tol = getattr(self, "predict_tol", None)
+        if tol is not None and (not isinstance(tol, numbers.Real) or isinstance(tol, bool)
+                                or not tol > 0):
+            raise ValueError(f"predict_tol must be a positive float or None; got {tol!r}.")
+        X, coef, intercept = self._linear_draws(X)
+        return predictive_mean(X, coef, intercept, transform, self.posterior_.n_chains, tol,
+                               relative=relative)
+
     def _predictive(self, X, transform, variance=False):
-        """The mean over the stored draws (and with ``variance`` the variance) of
+        """The mean over every stored draw (and with ``variance`` the variance) of
         ``transform(eta)`` for each row of ``X``, in blocks of rows on every core: ``eta``
         is the draws' linear predictors, ``(n_draws, rows, n_outputs)``, with the draws
         contiguous (:func:`linear_predictors`).
@@ -416,10 +433,9 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         on every core: ``eta`` is the block's linear predictors under every stored draw
         (:func:`linear_predictors`)."""
         X, coef, intercept = self._linear_draws(X)
-        weights, intercepts = output_major(coef, intercept)
-        return map_on_cores(
-            lambda X_block: function(_linear_predictors(X_block, weights, intercepts)),
-            row_blocks(X, coef))
+        draws = OutputMajorDraws(coef, intercept)
+        return map_on_cores(lambda X_block: function(draws.linear_predictors(X_block)),
+                            row_blocks(X, draws.n_draws, draws.n_outputs))
 
     def _checked_X(self, X):
         """``X`` for prediction: float64, finite, the fitted number of features; a sparse
@@ -626,9 +642,11 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         """Draws of theta ``(n_chains, n_draws, d)``: the inverse of :meth:`_set_posterior`."""
         return self._family().theta_draws(self.posterior_.draws, self.fit_intercept)
 
-    def _parameter_draws(self):
-        """Every draw (chains merged) of each parameter beyond ``coef`` and ``intercept``."""
-        return {name: self.posterior_.get(name, flat=True) for name in self._other_parameters()}
+    def _parameter_draws(self, draws=None):
+        """Every draw (chains merged) of each parameter beyond ``coef`` and ``intercept``;
+        with ``draws`` (flat indices) those draws only."""
+        every = {name: self.posterior_.get(name, flat=True) for name in self._other_parameters()}
+        return every if draws is None else {name: value[draws] for name, value in every.items()}
 
     def _observed(self, y):
         """``y`` as the family reads it: indices into ``classes_``, or real values."""
@@ -644,8 +662,10 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         values = family.simulate(eta, self._parameter_draws(), rng)
         return self.classes_[values] if family.outcome == "classes" else values
 
-    def _probabilities(self, eta):
-        return self._family().class_probabilities(eta, self._parameter_draws())
+    def _probabilities(self, eta, draws=None):
+        """Each draw's class probabilities under its linear predictors ``eta``: every draw's,
+        or with ``draws`` (flat indices) those draws'."""
+        return self._family().class_probabilities(eta, self._parameter_draws(draws))
 
     def _mixture_quantiles(self, eta, quantiles):
         return self._family().mixture_quantiles(eta, self._parameter_draws(), quantiles)
@@ -662,49 +682,15 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         return index
 
 
-def linear_predictors(X, coef, intercept):
-    """``X W_s' + b_s`` for every draw ``s``: ``(n_draws, n_rows, n_outputs)`` from ``X``
-    (n_rows, n_features; an array or a sparse matrix), ``coef`` (n_draws, n_outputs,
-    n_features) and ``intercept`` (n_draws, n_outputs), as one matrix product.
-
-    The draws are contiguous in memory (strides: draws, then outputs, then rows), so that
-    an element-wise transform keeps that layout and its mean over the draws reads
-    contiguous values (several times faster than with the outputs innermost)."""
-    return _linear_predictors(X, *output_major(coef, intercept))
-
-
-def output_major(coef, intercept):
-    """``coef`` (n_draws, n_outputs, n_features) as ``(n_outputs * n_draws, n_features)``
-    weights, output by output, and ``intercept`` (n_draws, n_outputs) as ``(n_outputs,
-    n_draws)``: what :func:`_linear_predictors` reads."""
-    n_draws, n_outputs, n_features = coef.shape
-    return (coef.transpose(1, 0, 2).reshape(n_outputs * n_draws, n_features),
-            np.ascontiguousarray(intercept.T))
-
-
-def _linear_predictors(X, weights, intercepts):
-    """:func:`linear_predictors` from :func:`output_major`'s weights and intercepts."""
-    n_outputs, n_draws = intercepts.shape
-    eta = np.asarray(X @ weights.T).reshape(X.shape[0], n_outputs, n_draws)
-    eta += intercepts
-    return eta.transpose(2, 0, 1)
-
-
-def row_blocks(X, coef):
-    """``X``'s rows in blocks whose linear predictors under every draw of ``coef``
-    (n_draws, n_outputs, n_features) take about :data:`PREDICT_BLOCK_BYTES`."""
-    per_row = 8 * coef.shape[0] * coef.shape[1]
-    rows = max(1, PREDICT_BLOCK_BYTES // per_row)
-    return [X[start:start + rows] for start in range(0, X.shape[0], rows)]
-
-
 class PredictiveClassifierMixin:
     """``predict_proba`` (and its log, its draws) and ``predict`` for a classifier, from its
     family's ``class_probabilities``."""
 
     def predict_proba(self, X):
-        """Posterior-predictive probabilities: the mean over all stored draws of each
-        draw's class probabilities (deterministic).
+        """Posterior-predictive probabilities: the mean over the stored draws of each
+        draw's class probabilities (deterministic), over as many evenly spaced draws as a
+        Monte Carlo standard error of ``predict_tol`` on each probability needs (every draw
+        with ``predict_tol=None``).
 
         Parameters
         ----------
@@ -716,7 +702,7 @@ class PredictiveClassifierMixin:
         ndarray of shape (n_samples, n_classes)
             Columns in ``classes_`` order.
         """
-        return self._predictive(X, self._probabilities)
+        return self._predictive_mean(X, self._probabilities)
 
     def predict_log_proba(self, X):
         """Log of :meth:`predict_proba` (``-inf`` where a probability is 0).
@@ -801,8 +787,10 @@ class PredictiveRegressorMixin:
     family's ``mean``, ``noise_variance`` and ``mixture_quantiles``."""
 
     def predict(self, X, return_std=False):
-        """Posterior-predictive mean: the mean over all stored draws of each draw's mean
-        outcome (deterministic).
+        """Posterior-predictive mean: the mean over the stored draws of each draw's mean
+        outcome (deterministic), over as many evenly spaced draws as a Monte Carlo standard
+        error of ``predict_tol`` (relative, above 1) on each mean needs (every draw with
+        ``predict_tol=None`` or ``return_std``).
 
         Parameters
         ----------
@@ -810,9 +798,9 @@ class PredictiveRegressorMixin:
             The rows to predict.
         return_std : bool, default=False
             Also return the posterior-predictive standard deviation of a new outcome:
-            ``sqrt(E[noise variance] + Var[mean])`` over the draws (the family's noise plus
-            the spread of the mean; the class description gives the noise). Infinite
-            where the noise has no variance.
+            ``sqrt(E[noise variance] + Var[mean])`` over every stored draw (the family's
+            noise plus the spread of the mean; the class description gives the noise).
+            Infinite where the noise has no variance.
 
         Returns
         -------
@@ -820,11 +808,14 @@ class PredictiveRegressorMixin:
         y_std : ndarray of shape (n_samples,), only with ``return_std``
         """
         check_is_fitted(self)
-        family, variables = self._family(), self._parameter_draws()
+        family = self._family()
+        if not return_std:
+            return self._predictive_mean(
+                X, lambda eta, draws: family.mean(eta, self._parameter_draws(draws)),
+                relative=True)
+        variables = self._parameter_draws()
         mean, spread = self._predictive(X, lambda eta: family.mean(eta, variables),
                                         variance=True)
-        if not return_std:
-            return mean
         noise = self._predictive(X, lambda eta: family.noise_variance(eta, variables))
         return mean, np.sqrt(spread + noise)
 

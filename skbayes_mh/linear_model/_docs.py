@@ -62,6 +62,14 @@ warm_start : bool, default=False
     ``n_draws`` (and ``verbose``, ``n_jobs``) may change between the fits. The kept
     states reference the training data and are not pickled. This also continues a fit
     interrupted with Ctrl-C.
+predict_tol : float or None, default=1e-4
+    The Monte Carlo standard error allowed on each posterior-predictive probability
+    (``predict_proba``, ``predict``) or mean (a regressor's ``predict``; relative to the
+    mean where it exceeds 1) against the mean over every stored draw. Predictions average
+    evenly spaced draws of each chain, 4 first, doubled for the rows whose error is still
+    larger (estimated from the draws, with a control variate in the linear predictors that
+    makes a handful of draws enough where the posterior is narrow), up to every draw.
+    ``None``: every draw. Deterministic; changing it needs no new ``fit``.
 """
 
 #: ``Parameters`` entries of the proposal and its step, the same for every estimator but

@@ -96,7 +96,8 @@ class FireflySoftmaxClassifier(ClassifierMixin, PredictiveClassifierMixin,
                  prior_scale=1.0, autoscale=True, fit_intercept=True,
                  intercept_prior_scale=10.0, temperature=1.0, n_draws="auto", max_time=None,
                  n_warmup="auto", thin="auto", n_chains=4, n_jobs=None, random_state=None,
-                 verbose=0, warm_start=False):
+                 verbose=0, warm_start=False,
+                 predict_tol=1e-4):
         self._store_parameters(locals())
 
     def _problem(self, X, y, weights, summary, acceptance):

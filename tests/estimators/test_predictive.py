@@ -128,7 +128,10 @@ def test_classifier_draws_average_to_predict_proba_and_simulate_their_frequencie
     quiet_fit(clf, X, y)
     draws = clf.predict_proba_draws(X[:20])
     assert draws.shape == (2, 250, 20, clf.classes_.size)
-    np.testing.assert_allclose(draws.mean(axis=(0, 1)), clf.predict_proba(X[:20]), atol=1e-12)
+    np.testing.assert_allclose(draws.mean(axis=(0, 1)),
+                               clf.set_params(predict_tol=None).predict_proba(X[:20]),
+                               atol=1e-12)
+    clf.set_params(predict_tol=1e-4)
     simulated = clf.sample_posterior_predictive(X[:20], random_state=0)
     assert simulated.shape == (2, 250, 20) and set(np.unique(simulated)) <= set(clf.classes_)
     np.testing.assert_array_equal(simulated,
@@ -147,11 +150,11 @@ def test_predictions_in_blocks_on_threads_equal_the_formulas_over_all_draws(monk
     from scipy.sparse import csr_matrix
     from scipy.special import expit, softmax
 
-    from skbayes_mh.linear_model import _base
+    from skbayes_mh.linear_model import _predictive
 
-    monkeypatch.setattr(_base, "PREDICT_BLOCK_BYTES", 8 * 500 * 3 * 7)  # 7 rows of softmax
+    monkeypatch.setattr(_predictive, "PREDICT_BLOCK_BYTES", 8 * 500 * 3 * 7)  # 7 rows of softmax
     X, y = load_iris(return_X_y=True)
-    clf = quiet_fit(FireflySoftmaxClassifier(**FAST), X, y)
+    clf = quiet_fit(FireflySoftmaxClassifier(**FAST, predict_tol=None), X, y)
     coef, intercept = clf.posterior_.get("coef", flat=True), clf.posterior_.get(
         "intercept", flat=True)
     expected = softmax(np.einsum("skd,nd->snk", coef, X) + intercept[:, None, :],
@@ -160,7 +163,7 @@ def test_predictions_in_blocks_on_threads_equal_the_formulas_over_all_draws(monk
         np.testing.assert_allclose(clf.predict_proba(rows), expected, rtol=1e-12, atol=1e-15)
 
     Xb, yb = logistic_data(150)
-    logistic = quiet_fit(MinibatchMHLogisticRegression(**FAST), Xb, yb)
+    logistic = quiet_fit(MinibatchMHLogisticRegression(**FAST, predict_tol=None), Xb, yb)
     p1 = expit(logistic.posterior_.get("coef", flat=True) @ Xb.T
                + logistic.posterior_.get("intercept", flat=True)[:, None]).mean(axis=0)
     np.testing.assert_allclose(logistic.predict_proba(Xb), np.c_[1 - p1, p1], rtol=1e-12)
@@ -168,11 +171,12 @@ def test_predictions_in_blocks_on_threads_equal_the_formulas_over_all_draws(monk
     rng = np.random.default_rng(3)
     Xr = rng.normal(size=(100, 2))
     counts = rng.poisson(np.exp(0.5 * Xr[:, 0] + 1.0)).astype(float)
-    poisson = quiet_fit(MinibatchMHPoissonRegression(**FAST), Xr, counts)
+    poisson = quiet_fit(MinibatchMHPoissonRegression(**FAST, predict_tol=None), Xr, counts)
     rate = np.exp(poisson.posterior_.get("coef", flat=True) @ Xr.T
                   + poisson.posterior_.get("intercept", flat=True)[:, None])
     mean, std = poisson.predict(Xr, return_std=True)
     np.testing.assert_allclose(mean, rate.mean(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(poisson.predict(Xr), mean, rtol=1e-12)
     np.testing.assert_allclose(std, np.sqrt(rate.var(axis=0) + rate.mean(axis=0)), rtol=1e-12)
 
     yr = Xr @ np.array([1.0, 2.0]) + rng.standard_t(5, size=100)
@@ -186,8 +190,7 @@ def test_predictions_in_blocks_on_threads_equal_the_formulas_over_all_draws(monk
         student_t_mixture_quantiles(location, robust.posterior_.get("scale", flat=True), 5.0, q),
         rtol=1e-12)
     # One output: 21 rows a block, so the 100 rows came in 5 blocks.
-    assert [b.shape[0] for b in _base.row_blocks(
-        Xr, robust.posterior_.get("coef", flat=True)[:, None])] == [21, 21, 21, 21, 16]
+    assert [b.shape[0] for b in _predictive.row_blocks(Xr, 500, 1)] == [21, 21, 21, 21, 16]
 
 
 def test_pointwise_log_likelihood_matches_scipy():
@@ -268,3 +271,65 @@ def test_subsampled_loo_agrees_with_full_loo():
     # The difference estimator's subsampling error is its stated subsampling_se.
     assert sub.subsample_size == 300
     assert abs(sub.elpd - full.elpd_loo) < 4 * sub.subsampling_se + 1e-6
+
+
+def counting(transform, seen):
+    """``transform``, recording how many draws each call evaluated (the slope's one-draw
+    calls excluded)."""
+    def counted(eta, draws):
+        if draws.size > 1:
+            seen.append(draws.size)
+        return transform(eta, draws)
+    return counted
+
+
+@pytest.mark.parametrize("family", ["logistic", "softmax", "poisson"])
+def test_predictions_within_their_tolerance_of_the_all_draws_mean(family):
+    """``predict_tol``: each value within a few standard errors of ``predict_tol`` of the
+    mean over every draw, on a posterior wide enough that rows need more than the first
+    draws (a short fit: 80 rows); ``predict_tol=None`` is that mean."""
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(80, 4))
+    eta = X @ np.array([1.0, -0.5, 0.5, 0.0])
+    if family == "softmax":
+        make, y = FireflySoftmaxClassifier, np.digitize(eta + rng.logistic(size=80), [-1, 1])
+    elif family == "logistic":
+        make, y = MinibatchMHLogisticRegression, (eta + rng.logistic(size=80) > 0).astype(int)
+    else:
+        make, y = MinibatchMHPoissonRegression, rng.poisson(np.exp(1.0 + 0.5 * eta))
+    fit = quiet_fit(make(n_draws=500, n_warmup=300, random_state=0), X, y)
+    X_test = rng.normal(size=(2000, 4)) * 2
+    predict = fit.predict if family == "poisson" else fit.predict_proba
+    fit.set_params(predict_tol=None)
+    exact = predict(X_test)
+    for tol in (1e-2, 1e-3):
+        fit.set_params(predict_tol=tol)
+        approximate = predict(X_test)
+        scale = np.maximum(1.0, np.abs(exact)) if family == "poisson" else 1.0
+        error = np.abs(approximate - exact) / scale
+        # 2,000 rows x up to 3 values: 5 standard errors bound the largest of them.
+        assert error.max() <= 5 * tol, (tol, error.max())
+        assert error.max() > 0  # subsets were used: not the all-draws mean itself
+    for bad in (0.0, -1e-3, "1e-3", True):
+        fit.set_params(predict_tol=bad)
+        with pytest.raises(ValueError, match="predict_tol must be a positive float"):
+            predict(X_test[:3])
+
+
+def test_a_narrow_posterior_predicts_from_the_first_draws_and_a_wide_one_from_more():
+    """The control variate makes the first two subsets (2 and 4 draws a chain) enough for
+    every row on tall data (20,000 rows, predict_tol=1e-3), while a fit on 40 rows needs
+    more for some rows."""
+    from skbayes_mh.linear_model._predictive import FIRST_DRAWS_PER_CHAIN, predictive_mean
+
+    used = {}
+    for name, n_rows in (("tall", 20_000), ("short", 40)):
+        X, y = logistic_data(n_rows, seed=3)
+        fit = quiet_fit(MinibatchMHLogisticRegression(n_draws=400, n_warmup=300,
+                                                      random_state=0), X, y)
+        X_all, coef, intercept = fit._linear_draws(logistic_data(5000, seed=4)[0])
+        seen = []
+        predictive_mean(X_all, coef, intercept, counting(fit._probabilities, seen), 4, 1e-3)
+        used[name] = max(seen)
+    assert used["tall"] == 2 * 4 * FIRST_DRAWS_PER_CHAIN
+    assert used["short"] > 2 * 4 * FIRST_DRAWS_PER_CHAIN
