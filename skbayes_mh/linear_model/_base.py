@@ -392,9 +392,9 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         return hasattr(self, "posterior_")
 
     def _predictive_mean(self, X, transform, relative=False):
-        """The posterior-predictive mean of ``transform(eta, draws)`` at each row of ``X``
-        over as many stored draws as ``predict_tol`` allows (every draw where it is None):
-        :func:`~skbayes_mh.linear_model._predictive.predictive_mean`.
+        """The posterior-predictive mean of ``transform(eta, draws)`` at each row of ``X``,
+        within ``predict_tol`` of the mean over every stored draw (that mean where it is
+        None): :func:`~skbayes_mh.linear_model._predictive.predictive_mean`.
 
         Returns
         -------
@@ -405,8 +405,8 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
                                 or not tol > 0):
             raise ValueError(f"predict_tol must be a positive float or None; got {tol!r}.")
         X, coef, intercept = self._linear_draws(X)
-        return predictive_mean(X, coef, intercept, transform, self.posterior_.n_chains, tol,
-                               relative=relative)
+        return predictive_mean(X, coef, intercept, transform, tol, relative=relative,
+                               third_derivative=self._family().third_derivative_bound)
 
     def _predictive(self, X, transform, variance=False):
         """The mean over every stored draw (and with ``variance`` the variance) of
@@ -688,9 +688,8 @@ class PredictiveClassifierMixin:
 
     def predict_proba(self, X):
         """Posterior-predictive probabilities: the mean over the stored draws of each
-        draw's class probabilities (deterministic), over as many evenly spaced draws as a
-        Monte Carlo standard error of ``predict_tol`` on each probability needs (every draw
-        with ``predict_tol=None``).
+        draw's class probabilities (deterministic), within ``predict_tol`` (every draw with
+        ``predict_tol=None``).
 
         Parameters
         ----------
@@ -788,8 +787,7 @@ class PredictiveRegressorMixin:
 
     def predict(self, X, return_std=False):
         """Posterior-predictive mean: the mean over the stored draws of each draw's mean
-        outcome (deterministic), over as many evenly spaced draws as a Monte Carlo standard
-        error of ``predict_tol`` (relative, above 1) on each mean needs (every draw with
+        outcome (deterministic), within ``predict_tol`` (relative above 1; every draw with
         ``predict_tol=None`` or ``return_std``).
 
         Parameters

@@ -63,12 +63,13 @@ warm_start : bool, default=False
     states reference the training data and are not pickled. This also continues a fit
     interrupted with Ctrl-C.
 predict_tol : float or None, default=1e-4
-    The Monte Carlo standard error allowed on each posterior-predictive probability
-    (``predict_proba``, ``predict``) or mean (a regressor's ``predict``; relative to the
-    mean where it exceeds 1) against the mean over every stored draw. Predictions average
-    evenly spaced draws of each chain, 4 first, doubled for the rows whose error is still
-    larger (estimated from the draws, with a control variate in the linear predictors that
-    makes a handful of draws enough where the posterior is narrow), up to every draw.
+    The error allowed on each posterior-predictive probability (``predict_proba``,
+    ``predict``) or mean (a regressor's ``predict``; relative to the mean where it exceeds
+    1) against the mean over every stored draw. A model of one linear predictor with at
+    most a quarter as many weights as stored draws predicts a row from a second-order
+    expansion about the draws' mean linear predictor where a proven bound on that
+    expansion's error is within it (on tall data, every row: no draw is evaluated); every
+    other row, and every row of a softmax, averages every draw.
     ``None``: every draw. Deterministic; changing it needs no new ``fit``.
 """
 

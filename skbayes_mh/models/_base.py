@@ -3,6 +3,7 @@
 MAP and Laplace approximation, the control variates' sums, and Firefly's collapsed
 bounds. A model file supplies only its link, its bound coefficients, and what is its own
 (a starting point, its Lipschitz and third-derivative bounds)."""
+import functools
 from functools import partial
 
 import numpy as np
@@ -296,6 +297,13 @@ class LinearModel:
         """For real outcomes and counts: the variance of a new outcome about each draw's
         mean ``(n_draws, n_rows)`` (infinite where the noise has none)."""
         raise NotImplementedError
+
+    #: For one linear predictor: ``third_derivative_bound(low, high)``, a bound on the
+    #: absolute third derivative in ``eta`` of the predictions (each class probability, or
+    #: the mean) over each row's ``[low, high]`` (arrays of shape (n_rows,)); it lets a
+    #: prediction skip the draws where the posterior is narrow
+    #: (``linear_model._predictive.SecondOrder``). None: predictions from draws alone.
+    third_derivative_bound = None
 
     # --- what a model may override -------------------------------------------------------
 
@@ -611,6 +619,24 @@ def discrete_mixture_quantiles(component_ppf, component_cdf, n_draws, quantiles)
     return np.stack(columns, axis=1)
 
 
+#: Grid step and reach (in ``|eta|``) of a binary family's third-derivative envelope; beyond
+#: the reach the envelope's last value (the derivative's size there, a few 1e-17 for the
+#: logistic and far less for the probit) stands.
+ENVELOPE_STEP = 1.0 / 64
+ENVELOPE_REACH = 40.0
+
+
+@functools.lru_cache(maxsize=None)
+def _third_derivative_envelope(family):
+    """``max_{|t| >= a} |F'''(t)|`` on the grid ``a = 0, ENVELOPE_STEP, ...`` (each value
+    the largest over a finer grid of its cell and beyond)."""
+    fine = np.arange(0.0, ENVELOPE_REACH + ENVELOPE_STEP, ENVELOPE_STEP / 16)
+    # At -|t|, where F is small and its (even) third derivative accurate to the last digits.
+    size = np.abs(family.inverse_link_third_derivative(-fine))
+    envelope = np.maximum.accumulate(size[::-1])[::-1][::16]
+    return envelope * (1.0 + 1e-3)  # the finer grid's spacing: a margin of a thousandth
+
+
 class BinaryModel(LinearModel):
     """The NumPy half every binary family shares (labels 0 and 1, one linear predictor):
     ``p(y = 1 | eta) = F(eta)`` for a symmetric inverse link (``F(-eta) = 1 - F(eta)``). A
@@ -620,6 +646,18 @@ class BinaryModel(LinearModel):
     outcome = "classes"
     inverse_link = None
     log_inverse_link = None
+    #: ``F'''(eta)``, an even function for a symmetric ``F``.
+    inverse_link_third_derivative = None
+
+    def third_derivative_bound(self, low, high):
+        """The largest ``|F'''|`` over ``[low, high]`` (``1 - F`` has the same), at most:
+        the envelope ``max_{|t| >= a} |F'''(t)|`` at the interval's smallest ``|eta|``,
+        ``a``, read at the grid point at or below ``a`` (the envelope does not increase)."""
+        envelope = _third_derivative_envelope(type(self))
+        nearest = np.where((low <= 0.0) & (high >= 0.0), 0.0,
+                           np.minimum(np.abs(low), np.abs(high)))
+        index = np.minimum((nearest / ENVELOPE_STEP).astype(np.intp), envelope.size - 1)
+        return envelope[index]
 
     def log_likelihood(self, eta, variables, y):
         """``log F((2 y - 1) eta)`` for labels ``y`` in {0, 1}."""

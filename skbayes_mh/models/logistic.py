@@ -80,6 +80,12 @@ class LogisticModel(BinaryModel):
     name = "logistic"
     inverse_link = staticmethod(expit)
     log_inverse_link = staticmethod(log_expit)
+
+    @staticmethod
+    def inverse_link_third_derivative(eta):
+        """``s (1 - s) (1 - 6 s + 6 s^2)`` for ``s = expit(eta)``."""
+        s = expit(eta)
+        return s * (1.0 - s) * (1.0 - 6.0 * s + 6.0 * s * s)
     link = logistic_link
     link_rows = logistic_link_rows
     bound_coefficients = logistic_bound

@@ -227,6 +227,10 @@ class NegativeBinomialModel(LinearModel):
     def mean(self, eta, variables):
         return np.exp(eta[..., 0])
 
+    def third_derivative_bound(self, low, high):
+        """The mean ``exp(eta)`` is its own third derivative, largest at ``high``."""
+        return np.exp(high)
+
     def noise_variance(self, eta, variables):
         """``mu + alpha mu^2``."""
         mu = np.exp(eta[..., 0])

@@ -68,6 +68,10 @@ class PoissonModel(LinearModel):
     def mean(self, eta, variables):
         return np.exp(eta[..., 0])
 
+    def third_derivative_bound(self, low, high):
+        """The mean ``exp(eta)`` is its own third derivative, largest at ``high``."""
+        return np.exp(high)
+
     def noise_variance(self, eta, variables):
         """The rate."""
         return np.exp(eta[..., 0])

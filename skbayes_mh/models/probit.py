@@ -89,6 +89,11 @@ class ProbitModel(BinaryModel):
     name = "probit"
     inverse_link = staticmethod(ndtr)
     log_inverse_link = staticmethod(log_ndtr)
+
+    @staticmethod
+    def inverse_link_third_derivative(eta):
+        """``(eta^2 - 1) phi(eta)``."""
+        return (eta * eta - 1.0) * np.exp(-0.5 * eta * eta) / np.sqrt(2.0 * np.pi)
     link = probit_link
     link_rows = probit_link_rows
     bound_coefficients = probit_bound

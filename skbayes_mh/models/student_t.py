@@ -308,6 +308,10 @@ class StudentTModel(LinearModel):
     def mean(self, eta, variables):
         return eta[..., 0]
 
+    def third_derivative_bound(self, low, high):
+        """The mean is ``eta`` itself."""
+        return np.zeros(np.shape(low))
+
     def noise_variance(self, eta, variables):
         """``s^2 nu / (nu - 2)``; infinite for ``nu <= 2``."""
         nu = float(self.nu)
