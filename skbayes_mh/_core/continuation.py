@@ -37,8 +37,8 @@ def chains_to_continue(previous, key, n_draws, name, stacklevel):
     if changed:
         raise ValueError(
             f"warm_start=True continues the previous fit's chains, so only n_draws (and "
-            f"max_time, verbose, n_jobs, predict_tol) may change; {', '.join(changed)} changed. Set "
-            f"warm_start=False to start afresh.")
+            f"max_time, verbose, n_jobs, predict_tol) may change; {', '.join(changed)} "
+            f"changed. Set warm_start=False to start afresh.")
     if fingerprint != old_fingerprint:
         raise ValueError("warm_start=True continues the previous fit's chains on the data "
                          "they were fitted on, and these data differ (their shape, type or "
