@@ -53,7 +53,7 @@ def diagnostics(pipeline):
 def run(name, ours, theirs, grid_ours, grid_theirs, X, y, X_test, y_test, predict_rows):
     """One case's rows: each tool's default fit, cross-validation, grid search and
     prediction times, its diagnostics and held-out score."""
-    rows = []
+    rows, times = [], []
     repeats = -(-predict_rows // X_test.shape[0])
     X_predict = np.tile(X_test, (repeats, 1))[:predict_rows]
     for tool, make, grid in (("ours", ours, grid_ours), ("scikit-learn", theirs, grid_theirs)):
@@ -72,10 +72,11 @@ def run(name, ours, theirs, grid_ours, grid_theirs, X, y, X_test, y_test, predic
             every_draw = [f"{exact_time:.3f}",
                           f"{np.max(np.abs(predicted - exact) / scale):.1e}"]
         rhat, ess = diagnostics(fitted)
-        rows.append([name, tool, f"{fit_time:.2f}", f"{cv_time:.2f}", f"{grid_time:.2f}",
+        times.append((fit_time, cv_time, grid_time, predict_time))
+        rows.append([name, tool, f"{fit_time:.3f}", f"{cv_time:.2f}", f"{grid_time:.2f}",
                      f"{predict_time:.3f}", *every_draw, rhat, ess,
                      f"{fitted.score(X_test, y_test):.4f}"])
-    ratios = [float(rows[0][k]) / max(float(rows[1][k]), 1e-9) for k in (2, 3, 4, 5)]
+    ratios = [ours / theirs for ours, theirs in zip(*times)]
     rows.append([name, "ours / scikit-learn"] + [f"{r:.1f}x" for r in ratios]
                 + ["", "", "", "", ""])
     return rows

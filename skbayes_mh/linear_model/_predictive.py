@@ -29,9 +29,12 @@ PREDICT_BLOCK_BYTES = 1 << 24
 #: weights and intercept per stored draw: its per-row variance costs a product of the row
 #: with a (weights x weights) factor, against a product with every draw's weights.
 SECOND_ORDER_MAX_SHARE = 0.25
-#: Rows per block of the second-order path (its arrays are a few per row; the rows it does
-#: not settle average every draw in blocks of :data:`PREDICT_BLOCK_BYTES`).
-SECOND_ORDER_BLOCK_ROWS = 1 << 15
+#: Rows per block of the second-order path: its few arrays per row stay in the caches, and
+#: the blocks spread evenly over the cores (the rows it does not settle average every draw
+#: in blocks of :data:`PREDICT_BLOCK_BYTES`).
+SECOND_ORDER_BLOCK_ROWS = 1 << 13
+#: Rows of the pilot that decides whether the second-order path is tried at all.
+PILOT_ROWS = 256
 #: Step of the second differences that give ``f2`` at ``mu``, relative to ``1 + |mu|``
 #: (their rounding error, about 1e-8 of ``f``, meets a variance below 1e-3 where the
 #: remainder's bound passes).
@@ -127,19 +130,31 @@ def predictive_mean(X, coef, intercept, transform, tol, relative=False,
                       every).mean(axis=0)
             for start in range(0, X_block.shape[0], rows_per_block)])
 
-    if not (tol is not None and third_derivative is not None and draws.n_outputs == 1
+    second_order = None
+    if (tol is not None and third_derivative is not None and draws.n_outputs == 1
             and coef.shape[2] + 1 <= SECOND_ORDER_MAX_SHARE * draws.n_draws):
-        return np.concatenate(map_on_cores(every_draw, row_blocks(X, draws.n_draws,
-                                                                  draws.n_outputs)))
-    second_order = SecondOrder(coef[:, 0], intercept[:, 0], third_derivative)
+        second_order = SecondOrder(coef[:, 0], intercept[:, 0], third_derivative)
 
-    def second_order_or_every_draw(X_block):
-        estimate, bound = second_order.estimate(X_block, transform)
+    def within(estimate, bound):
         allowed = tol
         if relative:
             allowed = tol * np.maximum(1.0, np.abs(estimate)).reshape(bound.size, -1).min(
                 axis=1)
-        rest = np.flatnonzero(bound > allowed)
+        return bound <= allowed
+
+    if second_order is not None:
+        # A pilot of evenly spaced rows: where the bound settles fewer than half of them (a
+        # posterior too wide for the expansion), every row averages every draw at once.
+        pilot = X[np.linspace(0, X.shape[0] - 1, min(X.shape[0], PILOT_ROWS)).astype(np.intp)]
+        if np.mean(within(*second_order.estimate(pilot, transform))) < 0.5:
+            second_order = None
+    if second_order is None:
+        return np.concatenate(map_on_cores(every_draw, row_blocks(X, draws.n_draws,
+                                                                  draws.n_outputs)))
+
+    def second_order_or_every_draw(X_block):
+        estimate, bound = second_order.estimate(X_block, transform)
+        rest = np.flatnonzero(~within(estimate, bound))
         if rest.size:
             estimate[rest] = every_draw(X_block[rest])
         return estimate
