@@ -112,7 +112,7 @@ def warn_unvisited_modes(modes, n_chains, name, stacklevel=5):
 
 
 def diagnose(posterior, name, stacklevel, levels=None, test_error=None, coords=None,
-             stopped=None, max_time=None, checked=None):
+             stopped=None, max_time=None):
     """R-hat, bulk and tail ESS of every variable of ``posterior`` (a
     :class:`~skbayes_mh.posterior.Posterior`), with a :class:`ConvergenceWarning` naming
     the worst parameter (and any chain that never moved) when the chains do not meet
@@ -121,9 +121,7 @@ def diagnose(posterior, name, stacklevel, levels=None, test_error=None, coords=N
     :func:`check_chain_levels`, and with ``test_error`` (an approximate test's estimated
     error, a Bunch) :func:`check_test_error`. ``coords`` labels the parameters in the
     warning as :meth:`~skbayes_mh.posterior.Posterior.summary` does (``coef[mean radius]``);
-    without, they are numbered. ``checked`` ``(n_chains, n_draws, k)``: the draws the
-    warning judges instead of the posterior's (a span fit's sampled coordinates, named
-    ``span coordinate j``); the statistics returned stay the posterior's.
+    without, they are numbered.
 
     Returns
     -------
@@ -138,18 +136,8 @@ def diagnose(posterior, name, stacklevel, levels=None, test_error=None, coords=N
             warnings.simplefilter("ignore", RuntimeWarning)
             (found["r_hat"][variable], found["ess_bulk"][variable],
              found["ess_tail"][variable]) = diagnostics.convergence_statistics(draws)
-    if checked is None:
-        rhat, rhat_name = _worst(posterior, found["r_hat"], largest=True, coords=coords)
-        ess, ess_name = _worst(posterior, found["ess_bulk"], largest=False, coords=coords)
-    else:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore", RuntimeWarning)
-            r_hat, ess_bulk, _ = diagnostics.convergence_statistics(checked)
-        r_hat = np.nan_to_num(np.asarray(r_hat, dtype=float), nan=-np.inf)
-        ess_bulk = np.nan_to_num(np.asarray(ess_bulk, dtype=float), nan=np.inf)
-        rhat, ess = float(r_hat.max(initial=-np.inf)), float(ess_bulk.min(initial=np.inf))
-        rhat_name = f"span coordinate {int(np.argmax(r_hat))}"
-        ess_name = f"span coordinate {int(np.argmin(ess_bulk))}"
+    rhat, rhat_name = _worst(posterior, found["r_hat"], largest=True, coords=coords)
+    ess, ess_name = _worst(posterior, found["ess_bulk"], largest=False, coords=coords)
     wanted_ess = MIN_ESS_PER_CHAIN * posterior.n_chains
     stuck = [chain for chain in range(posterior.n_chains) if posterior.n_draws > 1
              and all(np.ptp(draws[chain], axis=0).max(initial=0.0) == 0
