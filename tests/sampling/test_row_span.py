@@ -13,7 +13,7 @@ from skbayes_mh import (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
 from skbayes_mh._core.span import row_span
 from skbayes_mh.acceptance import resolve_acceptance
 
-from _stats import assert_same_distribution, minimum_detectable_bias
+from _stats import assert_same_distribution
 
 
 def short_wide(n_rows=30, n_features=70, n_classes=2, seed=0, offset=1.5):
@@ -112,9 +112,10 @@ def test_the_reduced_sampler_agrees_with_the_full_dimensional_one(name):
     # The weights' and intercepts' (the negative binomial's dispersion mixes slowly in both
     # samplers, some hundreds of effective draws of 12,000: compared at that power).
     linear = theta_f.shape[-1] - reduced._family().n_extra
-    mean_shift, sd_error = minimum_detectable_bias(theta_r[..., :linear], theta_f[..., :linear])
-    assert mean_shift < 0.1 and sd_error < 0.1, (mean_shift, sd_error)
-    assert_same_distribution(theta_r, theta_f, label=name)
+    assert_same_distribution(theta_r[..., :linear], theta_f[..., :linear], label=name)
+    if linear < theta_f.shape[-1]:
+        assert_same_distribution(theta_r[..., linear:], theta_f[..., linear:], label=name,
+                                 detect=None)
 
 
 def test_a_continued_fit_completes_its_draws_as_one_longer_fit():
