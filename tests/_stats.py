@@ -37,8 +37,10 @@ class Moments(NamedTuple):
 
 
 class Independent(NamedTuple):
-    """Independent draws ``(n, k)`` (e.g. the final states of many short chains started at
-    exact draws): their errors are the plain formulas, not an autocorrelation estimate."""
+    """Independent draws ``(n, k)``, or ``(n, m, k)``: ``n`` independent groups of ``m``
+    draws each (e.g. the states of ``n`` short chains started at exact draws, ``m`` from
+    each). Their errors come from the groups' means (batch means over independent groups,
+    exact whatever the correlation within a group), not an autocorrelation estimate."""
 
     draws: np.ndarray
 
@@ -63,12 +65,14 @@ def moments_and_errors(side):
         return mean, sd, np.zeros_like(mean), np.zeros_like(sd)
     if isinstance(side, Independent):
         x = np.asarray(side.draws, dtype=np.float64)
-        x = x.reshape(x.shape[0], -1)
+        x = x[:, None, :] if x.ndim == 2 else x.reshape(x.shape[0], x.shape[1], -1)
         n = x.shape[0]
-        mean, sd = x.mean(axis=0), x.std(axis=0, ddof=1)
-        # The sd's error by the delta method: var(s^2) = (m4 - s^4) / n, d s = d s^2 / 2s.
-        fourth = ((x - mean) ** 4).mean(axis=0)
-        return mean, sd, sd / np.sqrt(n), np.sqrt(np.maximum(fourth - sd**4, 0.0) / n) / (2 * sd)
+        mean = x.mean(axis=(0, 1))
+        squares = ((x - mean) ** 2).mean(axis=1)  # each group's mean square deviation
+        sd = np.sqrt(squares.mean(axis=0))
+        # The sd's error by the delta method: d s = d s^2 / (2 s).
+        return (mean, sd, x.mean(axis=1).std(axis=0, ddof=1) / np.sqrt(n),
+                squares.std(axis=0, ddof=1) / np.sqrt(n) / (2 * sd))
     x = _as_chains(side)
     return x.mean(axis=(0, 1)), x.std(axis=(0, 1)), mcse_mean(x), mcse_sd(x)
 

@@ -6,15 +6,20 @@ import numpy as np
 import pytest
 
 from skbayes_mh import sample
-from skbayes_mh.acceptance import (Austerity, Barker, ConfidenceSampler, Metropolis,
-                                   MinibatchBarker)
+from skbayes_mh.acceptance import Barker, ConfidenceSampler, Metropolis, MinibatchBarker
 
 from _models import (linear_gaussian_loglik, logistic_grid_posterior, logistic_lipschitz,
                      logistic_loglik, standard_normal_log_prior)
 
+from _stats import Independent, Moments, assert_same_distribution
+
 N_DATA = 2000
 N_CHAINS = 1000
 N_STEPS = 25
+#: The linear-Gaussian invariance test: chains, and states kept from each (the last of
+#: each of ``N_KEPT`` equal stretches of its steps).
+N_INVARIANCE_CHAINS = 800
+N_KEPT = 6
 
 
 @pytest.fixture(scope="module")
@@ -27,37 +32,40 @@ def problem():
     return np.column_stack([x, y]), mean, covariance
 
 
-@pytest.mark.parametrize("test", [Metropolis(), Barker(), MinibatchBarker(batch_size=50),
-                                  Austerity(epsilon=0.01, batch_size=100)],
-                         ids=["metropolis", "barker", "minibatch", "austerity"])
+# Austerity is checked with control variates (test_control_variates.py), its regime:
+# without them, on this problem, reading under half the rows takes epsilon >= 0.02 and
+# steps of 0.4 sd, where its chains' sds ran 3 to 6% wide (300 chains x 240 steps).
+@pytest.mark.parametrize("test", [Metropolis(), Barker(), MinibatchBarker(batch_size=50)],
+                         ids=["metropolis", "barker", "minibatch"])
 @pytest.mark.slow
 def test_posterior_moments_hold_after_steps(problem, test):
+    """Chains started at exact posterior draws keep the posterior: the states they pass
+    through have its means and sds (each chain's kept states a group of the assertion's
+    batch means), with enough of them to see a 0.1 sd shift or a 10% sd error. The
+    minibatch test takes steps of 0.4 sd, its batches
+    well below N (the regime they are for), and many of them: 240 are several
+    autocorrelation times, so a stationary bias shows whole, where 25 steps of 0.2 sd
+    showed about a third of it."""
     data, mean, covariance = problem
     sd = np.sqrt(np.diag(covariance))
-    starts = np.random.default_rng(1).multivariate_normal(mean, covariance, size=N_CHAINS)
-    # Small steps for the minibatch test keep its batches well below N (the regime it is for).
-    step = 0.7 * sd if test.exact else 0.2 * sd
-    finals, reads, accepted = [], [], []
+    starts = np.random.default_rng(1).multivariate_normal(mean, covariance,
+                                                          size=N_INVARIANCE_CHAINS)
+    step, n_steps = (0.7 * sd, 120) if test.exact else (0.4 * sd, 240)
+    kept, reads, accepted = [], [], []
     for k, start in enumerate(starts):
         result = sample(linear_gaussian_loglik, data, start, step_size=step,
                         log_prior=standard_normal_log_prior, acceptance=test,
-                        n_draws=N_STEPS, random_state=1000 + k)
-        finals.append(result.draws[-1])
+                        n_draws=n_steps, random_state=1000 + k)
+        kept.append(result.draws[n_steps // N_KEPT - 1::n_steps // N_KEPT])
         reads.append(result.mean_data_read)
         accepted.append(result.acceptance_rate)
-    finals = np.array(finals)
+    kept = np.array(kept)
     assert np.mean(accepted) > 0.2  # the chains moved
-
-    # Means: four standard errors of a mean of N_CHAINS independent posterior draws.
-    z = (finals.mean(axis=0) - mean) / (sd / np.sqrt(N_CHAINS))
-    assert np.all(np.abs(z) < 4), z
-    # Covariance, through the Mahalanobis distance: chi^2_3, mean 3, variance 6.
-    centred = finals - mean
+    assert_same_distribution(Independent(kept), Moments(mean, sd))
+    # The joint shape, through the Mahalanobis distance of the final states: chi^2_3.
+    centred = kept[:, -1] - mean
     mahalanobis = np.einsum("ij,jk,ik->i", centred, np.linalg.inv(covariance), centred)
-    assert abs(mahalanobis.mean() - 3.0) < 4 * np.sqrt(6.0 / N_CHAINS)
-    # Per-coordinate variances: relative standard error sqrt(2 / N_CHAINS).
-    ratio = finals.var(axis=0, ddof=1) / sd**2
-    assert np.all(np.abs(ratio - 1) < 4 * np.sqrt(2.0 / N_CHAINS)), ratio
+    assert abs(mahalanobis.mean() - 3.0) < 4 * np.sqrt(6.0 / N_INVARIANCE_CHAINS)
     if not test.exact:
         assert np.mean(reads) < 0.5 * N_DATA
 
