@@ -118,3 +118,11 @@ def assert_same_distribution(draws, reference, z_limit=Z_LIMIT, label="", detect
         f"{label} coordinate {worst}: mean off by {mean_z[worst]:.1f}, sd by {sd_z[worst]:.1f} "
         f"standard errors (largest |z|: mean {np.abs(mean_z).max():.1f}, sd "
         f"{np.abs(sd_z).max():.1f})")
+
+
+def assert_same_posterior(first, second, label="", detect=DETECT):
+    """Two fitted estimators sample the same posterior: :func:`assert_same_distribution` on
+    their draws of every parameter (``_theta_draws``: weights, intercepts, and the scale or
+    dispersion on the sampler's scale)."""
+    assert_same_distribution(first._theta_draws(), second._theta_draws(), label=label,
+                             detect=detect)
