@@ -30,10 +30,14 @@ DETECT = (0.1, 0.1)
 
 
 class Moments(NamedTuple):
-    """An exact reference: each coordinate's ``mean`` and ``sd`` (shape ``(k,)``)."""
+    """A reference known by its moments: each coordinate's ``mean`` and ``sd`` (shape
+    ``(k,)``), exact (an analytic or grid posterior) or with their Monte Carlo standard
+    errors (a long run's summary)."""
 
     mean: np.ndarray
     sd: np.ndarray
+    mean_error: np.ndarray = 0.0
+    sd_error: np.ndarray = 0.0
 
 
 class Independent(NamedTuple):
@@ -62,7 +66,8 @@ def moments_and_errors(side):
     if isinstance(side, Moments):
         mean = np.ravel(np.asarray(side.mean, dtype=np.float64))
         sd = np.ravel(np.asarray(side.sd, dtype=np.float64))
-        return mean, sd, np.zeros_like(mean), np.zeros_like(sd)
+        return (mean, sd, np.broadcast_to(np.asarray(side.mean_error, dtype=np.float64), mean.shape),
+                np.broadcast_to(np.asarray(side.sd_error, dtype=np.float64), sd.shape))
     if isinstance(side, Independent):
         x = np.asarray(side.draws, dtype=np.float64)
         x = x[:, None, :] if x.ndim == 2 else x.reshape(x.shape[0], x.shape[1], -1)

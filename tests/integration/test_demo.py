@@ -15,9 +15,10 @@ def test_every_test_runs_and_agrees_with_the_exact_posterior():
     assert set(rows) == set(ACCEPTANCE_TESTS)
     for name, row in rows.items():
         assert row["r_hat"] < 1.05, (name, row)
-        # Within 0.1 sd of the exact posterior mean, plus four Monte Carlo standard errors.
-        assert row["shift"] <= 0.1 + 4 * row["shift_error"], (name, row)
-        assert 0.8 < row["sd_ratio"][0] and row["sd_ratio"][1] < 1.2, (name, row)
+        # The worst weight's mean and sd within four Monte Carlo standard errors of the
+        # exact posterior's (no allowance beyond them).
+        assert row["shift"] <= 4 * row["shift_error"], (name, row)
+        assert abs(row["sd_ratio_worst"] - 1) <= 4 * row["sd_ratio_error"], (name, row)
     assert rows["firefly"]["rows_per_iteration"] < 0.5 * 3000
     # The exact test reads every row at each gradient step of its Hamiltonian path; the
     # minibatch test with control variates reads a minibatch of about 100.
