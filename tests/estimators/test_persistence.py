@@ -50,16 +50,29 @@ def predictions(estimator, X):
     return getattr(estimator, method)(X)
 
 
-def test_pickle_and_skops_round_trips_keep_predictions():
-    skops_io = pytest.importorskip("skops.io")
-    for name, estimator, X in fitted():
-        expected = predictions(estimator, X)
+@pytest.fixture(scope="module")
+def fitted_estimators():
+    """``(name, fitted estimator, X)`` of every case of :func:`fitted`, fitted once for the
+    pickle and the skops tests."""
+    return list(fitted())
+
+
+def test_pickle_round_trip_keeps_predictions(fitted_estimators):
+    for name, estimator, X in fitted_estimators:
         restored = pickle.loads(pickle.dumps(estimator))
-        np.testing.assert_array_equal(predictions(restored, X), expected, err_msg=name)
+        np.testing.assert_array_equal(predictions(restored, X), predictions(estimator, X),
+                                      err_msg=name)
+
+
+def test_skops_round_trip_trusts_exactly_the_listed_types_and_keeps_predictions(
+        fitted_estimators):
+    skops_io = pytest.importorskip("skops.io")  # an optional dependency: this case alone
+    for name, estimator, X in fitted_estimators:
         data = skops_io.dumps(estimator)
         untrusted = set(skops_io.get_untrusted_types(data=data))
         assert untrusted <= set(SKOPS_TRUSTED_TYPES), (name, untrusted)
         loaded = skops_io.loads(data, trusted=SKOPS_TRUSTED_TYPES)
-        np.testing.assert_array_equal(predictions(loaded, X), expected, err_msg=name)
+        np.testing.assert_array_equal(predictions(loaded, X), predictions(estimator, X),
+                                      err_msg=name)
         assert type(loaded) is type(estimator)
         np.testing.assert_array_equal(loaded.posterior_["coef"], estimator.posterior_["coef"])

@@ -7,6 +7,7 @@ the task's arguments pass its inline limit (100 KiB), and loky memory-maps array
 read-only; below those sizes both copy, which hid the read-only defect that this module
 pins. ``DATA_BYTES`` is above every threshold.
 """
+import importlib
 import os
 
 import joblib
@@ -82,34 +83,73 @@ def sample_twice(loglik, data):
         for seed in (0, 1))
 
 
-@pytest.fixture(scope="module")
-def backends():
-    """Each backend as a context factory, started once for this module: loky, a two-process
-    Dask cluster and a local Ray instance (the ones whose packages are installed)."""
-    contexts = {"loky": lambda: joblib.parallel_config(backend="loky", n_jobs=2)}
-    stack = []
+class NotInstalled(Exception):
+    """A backend's package cannot be imported."""
+
+
+def installed(module):
+    """``import module``, a :class:`NotInstalled` naming the import error if it fails."""
     try:
-        distributed = pytest.importorskip("distributed")
+        return importlib.import_module(module)
+    except ImportError as error:
+        raise NotInstalled(f"{type(error).__name__}: {error}") from error
+
+
+class Backends:
+    """The joblib backends as context factories, each started the first time a test asks
+    for it and stopped with :meth:`close`: loky (joblib's own), a two-process Dask cluster
+    and a local Ray instance (optional extras). A backend that cannot be had skips the
+    tests that ask for it, saying why: its package is not installed, or it failed to start
+    (with the error). Neither affects another backend."""
+
+    def __init__(self):
+        self.contexts = {"loky": lambda: joblib.parallel_config(backend="loky", n_jobs=2)}
+        self.unavailable = {}
+        self._running = []  # what close() stops
+
+    def __getitem__(self, name):
+        """The context factory of backend ``name``, or a skip naming why it is unavailable."""
+        if name not in self.contexts and name not in self.unavailable:
+            try:
+                self.contexts[name] = getattr(self, f"_start_{name}")()
+            except NotInstalled as error:
+                self.unavailable[name] = f"{name} is not installed ({error})"
+            except Exception as error:  # noqa: BLE001 - reported in the skip, with its text
+                self.unavailable[name] = (f"{name} is installed but failed to start: "
+                                          f"{type(error).__name__}: {error}")
+        if name in self.unavailable:
+            pytest.skip(self.unavailable[name])
+        return self.contexts[name]
+
+    def _start_dask(self):
+        distributed = installed("distributed")
         cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                            dashboard_address=None)
+        self._running.append(cluster.close)
         client = distributed.Client(cluster)
-        stack += [client, cluster]
-        contexts["dask"] = lambda: joblib.parallel_config(backend="dask", n_jobs=2)
-    except Exception:  # noqa: BLE001 - a backend that cannot start is reported as skipped
-        pass
-    try:
-        import ray
-        from ray.util.joblib import register_ray
+        self._running.append(client.close)
+        return lambda: joblib.parallel_config(backend="dask", n_jobs=2)
 
+    def _start_ray(self):
+        ray = installed("ray")
+        register_ray = installed("ray.util.joblib").register_ray
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        self._running.append(ray.shutdown)
         register_ray()
-        contexts["ray"] = lambda: joblib.parallel_config(backend="ray", n_jobs=2)
-        stack.append(ray)
-    except ImportError:
-        pass
-    yield contexts
-    for item in stack:
-        item.shutdown() if item.__class__.__name__ == "module" else item.close()
+        return lambda: joblib.parallel_config(backend="ray", n_jobs=2)
+
+    def close(self):
+        """Stop every backend started, the last started first."""
+        while self._running:
+            self._running.pop()()
+
+
+@pytest.fixture(scope="module")
+def backends():
+    """:class:`Backends`, shared by this module's tests."""
+    started = Backends()
+    yield started
+    started.close()
 
 
 BACKENDS = ("loky", "dask", "ray")
@@ -137,8 +177,6 @@ def test_the_data_are_above_every_backends_inline_threshold():
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_every_estimator_gives_the_threaded_draws_on_each_backend(backends, threaded_fits,
                                                                   backend):
-    if backend not in backends:
-        pytest.skip(f"{backend} is not installed")
     assert os.getpid() not in remote_processes(backends, backend)
     for name, (make, kind) in ESTIMATORS.items():
         X, y = estimator_data(make, kind)
@@ -152,12 +190,11 @@ def test_every_estimator_gives_the_threaded_draws_on_each_backend(backends, thre
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_sample_gives_the_same_draws_on_each_backend(backends, backend):
-    if backend not in backends:
-        pytest.skip(f"{backend} is not installed")
+    context = backends[backend]
     loglik = make_loglik()
     data = np.random.default_rng(2).normal(0.5, 1.0, size=(N_SAMPLE_ROWS, 1))
     reference = sample_twice(loglik, data)
-    with backends[backend]():
+    with context():
         remote = sample_twice(loglik, data)
     for local, far in zip(reference, remote):
         np.testing.assert_array_equal(far.draws, local.draws)
@@ -167,10 +204,9 @@ def test_sample_gives_the_same_draws_on_each_backend(backends, backend):
 def test_a_chain_from_ray_continues_in_threads(backends):
     """A warm-start fit continues chains that came back from Ray workers, whose state
     arrives as read-only views, and equals one fit asked for every draw at once."""
-    if "ray" not in backends:
-        pytest.skip("ray is not installed")
+    ray_context = backends["ray"]
     X, y = make_data("classification", binary=True)
-    with backends["ray"]():
+    with ray_context():
         fit = MinibatchMHLogisticRegression(warm_start=True, **FIT).fit(X, y)
     fit.set_params(n_draws=2 * FIT["n_draws"]).fit(X, y)
     whole = MinibatchMHLogisticRegression(**{**FIT, "n_draws": 2 * FIT["n_draws"]}).fit(X, y)
@@ -238,19 +274,18 @@ def test_a_worker_that_dies_mid_fit_loses_nothing_else(backends, threaded_fits, 
     import skbayes_mh._core.fit as fit_module
     from skbayes_mh.sampling import chain_seeds
 
-    if backend not in backends:
-        pytest.skip(f"{backend} is not installed")
+    context = backends[backend]
     X, y = make_data("classification", binary=True)
     reference = threaded_fits["MinibatchMHLogisticRegression"].posterior_["coef"]
     victim = chain_seeds(FIT["random_state"], FIT["n_chains"])[1]
     monkeypatch.setattr(fit_module, "run_chain", dying_chain(victim, tmp_path / "died"))
-    fit = fit_within(120, backends[backend], MinibatchMHLogisticRegression(**FIT), X, y)
+    fit = fit_within(120, context, MinibatchMHLogisticRegression(**FIT), X, y)
     assert (tmp_path / "died").exists()
     np.testing.assert_array_equal(fit.posterior_["coef"], reference)
     monkeypatch.setattr(fit_module, "run_chain", dying_chain(victim))
     with pytest.warns(UserWarning, match=r"the worker of chain 1 died under it .* keeps the "
                                          r"other 1 "):
-        fit = fit_within(180, backends[backend], MinibatchMHLogisticRegression(**FIT), X, y)
+        fit = fit_within(180, context, MinibatchMHLogisticRegression(**FIT), X, y)
     np.testing.assert_array_equal(fit.posterior_["coef"], reference[:1])
 
 

@@ -16,12 +16,14 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris
+from sklearn.utils import get_tags
 
 from skbayes_mh import (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
                         MinibatchMHPoissonRegression, RobustTRegression, sample)
+from skbayes_mh.linear_model import ESTIMATORS
 from skbayes_mh.sampling import _driver
 
-from _models import gaussian_mean_loglik
+from _models import gaussian_mean_loglik, target_kind
 
 SHORT = dict(n_warmup=100, n_chains=2, random_state=0)
 
@@ -33,14 +35,32 @@ def quiet(estimator, *args, **kwargs):
 
 
 def cases():
+    """A continued fit per sampler (the minibatch, Firefly, exact and Austerity tests), and
+    every other registered estimator (``skbayes_mh.linear_model.ESTIMATORS``) at its
+    defaults, on data of its kind: ``(name, estimator, X, y)``."""
     X, y = load_iris(return_X_y=True)
     X_reg, y_reg = load_diabetes(return_X_y=True)
-    yield "logistic-minibatch", MinibatchMHLogisticRegression(acceptance="minibatch",
-                                                              **SHORT), X, y > 0
-    yield "softmax-firefly", FireflySoftmaxClassifier(acceptance="firefly", **SHORT), X, y
-    yield "robust-metropolis-hmc", RobustTRegression(acceptance="metropolis", **SHORT), X_reg, y_reg
-    yield "poisson-austerity", MinibatchMHPoissonRegression(acceptance="austerity", **SHORT), \
-        X_reg, np.round(np.abs(y_reg) / 50)
+    samplers = [
+        ("logistic-minibatch", MinibatchMHLogisticRegression(acceptance="minibatch", **SHORT),
+         X, y > 0),
+        ("softmax-firefly", FireflySoftmaxClassifier(acceptance="firefly", **SHORT), X, y),
+        ("robust-metropolis-hmc", RobustTRegression(acceptance="metropolis", **SHORT), X_reg,
+         y_reg),
+        ("poisson-austerity", MinibatchMHPoissonRegression(acceptance="austerity", **SHORT),
+         X_reg, np.round(np.abs(y_reg) / 50)),
+    ]
+    yield from samplers
+    covered = {type(estimator) for _, estimator, _, _ in samplers}
+    targets = {"regression": (X_reg, y_reg), "counts": (X_reg, np.round(np.abs(y_reg) / 50))}
+    for name, cls in sorted(ESTIMATORS.items()):
+        if cls in covered:
+            continue
+        kind = target_kind(cls)
+        if kind == "classification":
+            multi_class = get_tags(cls()).classifier_tags.multi_class
+            yield name, cls(**SHORT), X, y if multi_class else y > 0
+        else:
+            yield (name, cls(**SHORT), *targets[kind])
 
 
 @pytest.mark.parametrize("name, estimator, X, y", list(cases()), ids=[c[0] for c in cases()])
