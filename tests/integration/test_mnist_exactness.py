@@ -6,7 +6,7 @@ Gaussian prior with precision 10), against a long exact reference run built by
 Every weight's posterior mean and sd agree with the reference's within both runs' Monte
 Carlo error (``tests/_stats.py``), with no allowance beyond it. At the suite's size (2 x
 1,500 draws a run, 250 to 1,500 effective draws a weight) a run's error must stay below
-:data:`DETECT` (0.5 sd on a mean, 35% on an sd) to be seen; seeing 0.1 sd and 10% on all 51
+:data:`DETECT` (0.5 sd on a mean, 45% on an sd) to be seen; seeing 0.1 sd and 10% on all 51
 weights takes 10 to 20 times the draws."""
 from pathlib import Path
 
@@ -22,9 +22,9 @@ REFERENCE = Path(__file__).with_name("data") / "mnist79_pca50_reference.npz"
 PRIOR_SCALE = 1 / np.sqrt(10)
 
 pytestmark = pytest.mark.slow
-#: What these runs can see (tests/_stats.py's power at 90%): barker's weakest weight, 0.47 sd
-#: and 31% with this seed.
-DETECT = (0.5, 0.35)
+#: What these runs can see (tests/_stats.py's power at 90%): the weakest weights, barker's
+#: mean at 0.47 sd and Austerity's sd at 42% with this seed.
+DETECT = (0.5, 0.45)
 
 
 @pytest.fixture(scope="module")
