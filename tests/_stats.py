@@ -66,8 +66,8 @@ def moments_and_errors(side):
     if isinstance(side, Moments):
         mean = np.ravel(np.asarray(side.mean, dtype=np.float64))
         sd = np.ravel(np.asarray(side.sd, dtype=np.float64))
-        return (mean, sd, np.broadcast_to(np.asarray(side.mean_error, dtype=np.float64), mean.shape),
-                np.broadcast_to(np.asarray(side.sd_error, dtype=np.float64), sd.shape))
+        return (mean, sd, np.broadcast_to(np.asarray(side.mean_error, float), mean.shape),
+                np.broadcast_to(np.asarray(side.sd_error, float), sd.shape))
     if isinstance(side, Independent):
         x = np.asarray(side.draws, dtype=np.float64)
         x = x[:, None, :] if x.ndim == 2 else x.reshape(x.shape[0], x.shape[1], -1)
@@ -88,15 +88,23 @@ def moments_and_errors(side):
     return mean, sd, mcse_mean(x), np.maximum(mcse_sd(x), squares_error)
 
 
+def _gaps(a, b):
+    """``(mean_z, sd_z)`` of two sides' :func:`moments_and_errors`."""
+    return ((a[0] - b[0]) / np.hypot(a[2], b[2]), (a[1] - b[1]) / np.hypot(a[3], b[3]))
+
+
+def _detectable(a, b, z_limit):
+    """``(mean_shift, sd_ratio_error)`` of two sides' :func:`moments_and_errors`."""
+    gap, sd = z_limit + POWER_MARGIN, b[1]
+    return (float(np.max(gap * np.hypot(a[2], b[2]) / sd)),
+            float(np.max(gap * np.hypot(a[3], b[3]) / sd)))
+
+
 def distribution_gaps(draws, reference):
     """Each coordinate's gap between ``draws`` and ``reference`` (each as in
     :func:`moments_and_errors`, the same number of coordinates) in combined Monte Carlo
     standard errors: ``(mean_z, sd_z)``, each of shape ``(k,)``."""
-    mean_a, sd_a, mean_error_a, sd_error_a = moments_and_errors(draws)
-    mean_b, sd_b, mean_error_b, sd_error_b = moments_and_errors(reference)
-    mean_z = (mean_a - mean_b) / np.hypot(mean_error_a, mean_error_b)
-    sd_z = (sd_a - sd_b) / np.hypot(sd_error_a, sd_error_b)
-    return mean_z, sd_z
+    return _gaps(moments_and_errors(draws), moments_and_errors(reference))
 
 
 def minimum_detectable_bias(draws, reference, z_limit=Z_LIMIT):
@@ -104,11 +112,7 @@ def minimum_detectable_bias(draws, reference, z_limit=Z_LIMIT):
     :func:`assert_same_distribution` rejects with probability :data:`POWER` in every
     coordinate: ``(mean_shift, sd_ratio_error)``, the largest over the coordinates of
     ``z_limit + POWER_MARGIN`` combined standard errors."""
-    _, _, mean_error_a, sd_error_a = moments_and_errors(draws)
-    _, sd, mean_error_b, sd_error_b = moments_and_errors(reference)
-    gap = z_limit + POWER_MARGIN
-    return (float(np.max(gap * np.hypot(mean_error_a, mean_error_b) / sd)),
-            float(np.max(gap * np.hypot(sd_error_a, sd_error_b) / sd)))
+    return _detectable(moments_and_errors(draws), moments_and_errors(reference), z_limit)
 
 
 def assert_same_distribution(draws, reference, z_limit=Z_LIMIT, label="", detect=DETECT):
@@ -117,13 +121,14 @@ def assert_same_distribution(draws, reference, z_limit=Z_LIMIT, label="", detect
     ``detect`` is None, the test large enough to reject a mean shifted by ``detect[0]``
     posterior sds or an sd off by the fraction ``detect[1]`` (with probability
     :data:`POWER`: :func:`minimum_detectable_bias`)."""
+    a, b = moments_and_errors(draws), moments_and_errors(reference)
     if detect is not None:
-        mean_shift, sd_error = minimum_detectable_bias(draws, reference, z_limit)
+        mean_shift, sd_error = _detectable(a, b, z_limit)
         assert mean_shift <= detect[0] and sd_error <= detect[1], (
             f"{label} too few effective draws to test: it would see a mean shift of "
             f"{mean_shift:.3f} sd and an sd error of {sd_error:.1%}, not {detect[0]} sd and "
             f"{detect[1]:.0%}")
-    mean_z, sd_z = distribution_gaps(draws, reference)
+    mean_z, sd_z = _gaps(a, b)
     worst = int(np.argmax(np.maximum(np.abs(mean_z), np.abs(sd_z))))
     assert np.all(np.abs(mean_z) < z_limit) and np.all(np.abs(sd_z) < z_limit), (
         f"{label} coordinate {worst}: mean off by {mean_z[worst]:.1f}, sd by {sd_z[worst]:.1f} "

@@ -27,10 +27,8 @@ N_ROWS = 100
 #: The exact test with MALA: 0.3 to 0.5 effective draws per draw on these posteriors of 3 to
 #: 6 parameters, so 2 x 12,000 draws on each side see a mean shift of 0.07 to 0.09 sd. Not
 #: HMC, though it mixes twice as fast for the means: its draws' squares are about half as
-#: efficient as the draws (about 4,500 against 8,500 effective draws of 12,000), and
-#: ``mcse_sd`` reads the draws' efficiency, so its sd errors come out too small (the sd
-#: gaps of pairs of seeds spread 1.5 standard errors, not 1); MALA's squares mix as its
-#: draws do.
+#: efficient as the draws (about 4,500 against 8,500 effective draws of 12,000), so it sees
+#: an sd error no better; MALA's squares mix as its draws do.
 EXACT = dict(acceptance="metropolis", proposal="mala", n_draws=12000, n_warmup=1000,
              n_chains=2, thin=1)
 #: Firefly with its own proposal (MALA, or slice for the Student-t regression: HMC's path
