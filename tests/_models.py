@@ -1,4 +1,5 @@
-"""Per-datum log-likelihoods and priors used across the tests (module level, cached)."""
+"""Models (per-datum log-likelihoods and priors, module level and cached), data makers,
+settings and helpers that the tests share."""
 import math
 
 import numba
@@ -6,6 +7,9 @@ import numpy as np
 from skbayes_mh.models import LogisticModel
 from _user_models import (logistic_gradient, logistic_hessian, logistic_lipschitz,  # noqa: F401
                           logistic_loglik)  # benchmarks/, see conftest
+
+#: Short chains for tests of the API (shapes, errors, scikit-learn's checks), not of the posterior.
+FAST = dict(n_draws=60, n_warmup=60, n_chains=2)
 
 
 @numba.njit(cache=True)

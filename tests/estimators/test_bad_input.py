@@ -13,7 +13,9 @@ from skbayes_mh.linear_model import ESTIMATORS
 
 from _models import gaussian_mean_loglik, target_kind
 
-FAST = dict(n_draws=200, n_warmup=200, n_chains=2, random_state=0)
+#: Chains long enough for r_hat to judge them (the tests want a converged fit or a warning),
+#: seeded.
+LONG_ENOUGH_FOR_R_HAT = dict(n_draws=200, n_warmup=200, n_chains=2, random_state=0)
 
 
 def fit_recording(estimator, X, y):
@@ -47,7 +49,7 @@ def test_softmax_with_an_extreme_value_is_finite_and_converged_or_warned():
     X = rng.normal(size=(400, 4))
     y = rng.integers(0, 3, 400)
     X[5, 0] = 1e20
-    clf = FireflySoftmaxClassifier(**FAST)
+    clf = FireflySoftmaxClassifier(**LONG_ENOUGH_FOR_R_HAT)
     messages = fit_recording(clf, X, y)
     assert np.all(np.isfinite(clf.predict_proba(X)))
     rhat = max(float(np.nanmax(v)) for v in clf.diagnostics_.r_hat.values())
@@ -56,7 +58,7 @@ def test_softmax_with_an_extreme_value_is_finite_and_converged_or_warned():
 
 def test_huge_prior_on_collinear_features_is_finite_and_converged_or_warned():
     X, y = make_classification(random_state=0)
-    clf = MinibatchMHLogisticRegression(prior_scale=1e8, **FAST)
+    clf = MinibatchMHLogisticRegression(prior_scale=1e8, **LONG_ENOUGH_FOR_R_HAT)
     messages = fit_recording(clf, X, y)
     assert np.all(np.isfinite(clf.coef_)) and np.all(np.isfinite(clf.predict_proba(X)))
     rhat = max(float(np.nanmax(v)) for v in clf.diagnostics_.r_hat.values())
@@ -67,10 +69,10 @@ def test_values_beyond_1e100_are_named_and_refused():
     X, y = make_classification(random_state=0)
     X[:, 2] *= 1e300
     with pytest.raises(ValueError, match="Feature 2 of X .* Rescale it"):
-        MinibatchMHLogisticRegression(**FAST).fit(X, y)
+        MinibatchMHLogisticRegression(**LONG_ENOUGH_FOR_R_HAT).fit(X, y)
     Xr, yr = outlier_data(0.0)
     with pytest.raises(ValueError, match="y has a .* Rescale y"):
-        RobustTRegression(**FAST).fit(Xr, yr * 1e300)
+        RobustTRegression(**LONG_ENOUGH_FOR_R_HAT).fit(Xr, yr * 1e300)
 
 
 @pytest.mark.parametrize("n_warmup", [1, 5, 19, 20, 21])
@@ -87,15 +89,15 @@ def test_short_warmups_give_finite_step_sizes(n_warmup):
 def test_draw_counts_beyond_memory_are_refused_at_once(name):
     X, y = make_classification(random_state=0)
     with pytest.raises(ValueError, match=f"{name}=1,000,000,000,000 .* GiB"):
-        MinibatchMHLogisticRegression(**{**FAST, name: 10**12}).fit(X, y)
+        MinibatchMHLogisticRegression(**{**LONG_ENOUGH_FOR_R_HAT, name: 10**12}).fit(X, y)
 
 
 def test_regressor_refuses_non_numeric_y_and_boolean_seeds():
     X, y = outlier_data(0.0)
     with pytest.raises(ValueError, match="y must be numeric for a regressor"):
-        RobustTRegression(**FAST).fit(X, np.array(["a"] * 400))
+        RobustTRegression(**LONG_ENOUGH_FOR_R_HAT).fit(X, np.array(["a"] * 400))
     with pytest.raises(TypeError, match="random_state must be an int"):
-        MinibatchMHLogisticRegression(**{**FAST, "random_state": True}).fit(
+        MinibatchMHLogisticRegression(**{**LONG_ENOUGH_FOR_R_HAT, "random_state": True}).fit(
             *make_classification(random_state=0))
 
 
@@ -103,9 +105,9 @@ def test_regressor_refuses_y_that_x_fits_exactly():
     """N > d but y exactly linear in X: the scale's posterior piles up at 0 (improper)."""
     X, _ = outlier_data(0.0)
     with pytest.raises(ValueError, match="y is a linear function of X.*improper"):
-        RobustTRegression(**FAST).fit(X, X @ [1.0, -2.0, 0.5] + 3.0)
+        RobustTRegression(**LONG_ENOUGH_FOR_R_HAT).fit(X, X @ [1.0, -2.0, 0.5] + 3.0)
     # A fixed scale makes the posterior proper again.
-    reg = RobustTRegression(scale=1.0, **FAST).fit(X, X @ [1.0, -2.0, 0.5] + 3.0)
+    reg = RobustTRegression(scale=1.0, **LONG_ENOUGH_FOR_R_HAT).fit(X, X @ [1.0, -2.0, 0.5] + 3.0)
     np.testing.assert_allclose(reg.coef_, [1.0, -2.0, 0.5], atol=0.3)
 
 
@@ -179,14 +181,14 @@ def test_temperatures_down_to_1e_100_are_finite_and_converged_or_warned(estimato
         y = X @ [1.0, -2.0, 0.5] + rng.standard_t(4, size=300)
     else:
         y = rng.poisson(np.exp(0.3 * X[:, 0]))
-    estimator = estimator_class(temperature=1e-100, **FAST)
+    estimator = estimator_class(temperature=1e-100, **LONG_ENOUGH_FOR_R_HAT)
     messages = fit_recording(estimator, X, y)
     for name, draws in estimator.posterior_.draws.items():
         assert np.all(np.isfinite(draws)), name
     rhat = max(float(np.nanmax(v)) for v in estimator.diagnostics_.r_hat.values())
     assert rhat <= 1.01 or any("may not have converged" in m for m in messages)
     with pytest.raises(ValueError, match="temperature"):
-        estimator_class(temperature=1e-101, **FAST).fit(X, y)
+        estimator_class(temperature=1e-101, **LONG_ENOUGH_FOR_R_HAT).fit(X, y)
 
 
 def test_sample_refuses_temperatures_below_1e_100():

@@ -16,10 +16,8 @@ from sklearn.preprocessing import StandardScaler
 from skbayes_mh import MinibatchMHLogisticRegression
 from skbayes_mh.acceptance import MinibatchBarker
 
-from _models import assert_chains_match, slope_intercept_problem
+from _models import FAST, assert_chains_match, slope_intercept_problem
 from _stats import assert_same_distribution
-
-FAST = dict(n_draws=60, n_warmup=60, n_chains=2)
 
 
 @pytest.fixture(scope="module")

@@ -13,10 +13,9 @@ from skbayes_mh import NegativeBinomialRegression
 from skbayes_mh.models.negative_binomial import (NegativeBinomialModel, digamma,
                                                  negative_binomial_link, trigamma)
 
-from _models import assert_agrees_with_long_reference
+from _models import FAST, assert_agrees_with_long_reference
 
 
-FAST = dict(n_draws=60, n_warmup=60, n_chains=2)
 #: |z| limit for a posterior mean or sd against the reference (z from Monte Carlo errors).
 Z_LIMIT = 4.0
 

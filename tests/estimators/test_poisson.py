@@ -9,10 +9,8 @@ from sklearn.linear_model import PoissonRegressor
 from skbayes_mh import MinibatchMHPoissonRegression, NegativeBinomialRegression
 from skbayes_mh.models import PoissonModel
 
-from _models import linear_target
+from _models import FAST, linear_target
 from _stats import assert_same_distribution
-
-FAST = dict(n_draws=60, n_warmup=60, n_chains=2)
 
 
 def counts(n, seed=0, weights=(0.3, -0.2), intercept=1.0):

@@ -12,7 +12,9 @@ from skbayes_mh import (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
 from skbayes_mh.models.poisson import poisson_mixture_quantiles
 from skbayes_mh.models.student_t import student_t_mixture_quantiles
 
-FAST = dict(n_draws=250, n_warmup=250, n_chains=2, random_state=0)
+#: Chains long enough that predictive intervals cover at their level and simulated labels
+#: follow predict_proba (500 draws a row: the shapes ``(2, 250, ...)`` below), seeded.
+CONVERGED_ENOUGH = dict(n_draws=250, n_warmup=250, n_chains=2, random_state=0)
 
 
 def logistic_data(n, seed=5):
@@ -97,7 +99,7 @@ def test_robust_predictive_interval_covers_new_data_at_its_level():
     w = np.array([1.0, -2.0, 0.5])
     X = rng.normal(size=(2000, 3))
     y = X @ w + 0.3 + 0.5 * rng.standard_t(4, size=2000)
-    reg = quiet_fit(RobustTRegression(**FAST), X[:500], y[:500])
+    reg = quiet_fit(RobustTRegression(**CONVERGED_ENOUGH), X[:500], y[:500])
     bounds = reg.predict_quantiles(X[500:], (0.05, 0.95))
     covered = np.mean((y[500:] >= bounds[:, 0]) & (y[500:] <= bounds[:, 1]))
     # 1,500 new rows: binomial sd 0.0077; 4 sd.
@@ -111,7 +113,7 @@ def test_poisson_predictive_interval_covers_new_counts():
     rng = np.random.default_rng(2)
     X = rng.normal(size=(2500, 2))
     y = rng.poisson(np.exp(X @ np.array([0.4, -0.3]) + 1.0)).astype(float)
-    reg = quiet_fit(MinibatchMHPoissonRegression(**FAST), X[:500], y[:500])
+    reg = quiet_fit(MinibatchMHPoissonRegression(**CONVERGED_ENOUGH), X[:500], y[:500])
     bounds = reg.predict_quantiles(X[500:], (0.05, 0.95))
     assert np.all(bounds == np.round(bounds))
     covered = np.mean((y[500:] >= bounds[:, 0]) & (y[500:] <= bounds[:, 1]))
@@ -120,8 +122,9 @@ def test_poisson_predictive_interval_covers_new_counts():
 
 
 @pytest.mark.parametrize("make", [
-    lambda: (MinibatchMHLogisticRegression(**FAST), *load_breast_cancer(return_X_y=True)),
-    lambda: (FireflySoftmaxClassifier(**FAST), *load_iris(return_X_y=True)),
+    lambda: (MinibatchMHLogisticRegression(**CONVERGED_ENOUGH),
+             *load_breast_cancer(return_X_y=True)),
+    lambda: (FireflySoftmaxClassifier(**CONVERGED_ENOUGH), *load_iris(return_X_y=True)),
 ], ids=["logistic", "softmax"])
 def test_classifier_draws_average_to_predict_proba_and_simulate_their_frequencies(make):
     clf, X, y = make()
@@ -154,7 +157,7 @@ def test_predictions_in_blocks_on_threads_equal_the_formulas_over_all_draws(monk
 
     monkeypatch.setattr(_predictive, "PREDICT_BLOCK_BYTES", 8 * 500 * 3 * 7)  # 7 rows of softmax
     X, y = load_iris(return_X_y=True)
-    clf = quiet_fit(FireflySoftmaxClassifier(**FAST, predict_tol=None), X, y)
+    clf = quiet_fit(FireflySoftmaxClassifier(**CONVERGED_ENOUGH, predict_tol=None), X, y)
     coef, intercept = clf.posterior_.get("coef", flat=True), clf.posterior_.get(
         "intercept", flat=True)
     expected = softmax(np.einsum("skd,nd->snk", coef, X) + intercept[:, None, :],
@@ -163,7 +166,8 @@ def test_predictions_in_blocks_on_threads_equal_the_formulas_over_all_draws(monk
         np.testing.assert_allclose(clf.predict_proba(rows), expected, rtol=1e-12, atol=1e-15)
 
     Xb, yb = logistic_data(150)
-    logistic = quiet_fit(MinibatchMHLogisticRegression(**FAST, predict_tol=None), Xb, yb)
+    logistic = quiet_fit(MinibatchMHLogisticRegression(**CONVERGED_ENOUGH, predict_tol=None),
+                         Xb, yb)
     p1 = expit(logistic.posterior_.get("coef", flat=True) @ Xb.T
                + logistic.posterior_.get("intercept", flat=True)[:, None]).mean(axis=0)
     np.testing.assert_allclose(logistic.predict_proba(Xb), np.c_[1 - p1, p1], rtol=1e-12)
@@ -171,7 +175,8 @@ def test_predictions_in_blocks_on_threads_equal_the_formulas_over_all_draws(monk
     rng = np.random.default_rng(3)
     Xr = rng.normal(size=(100, 2))
     counts = rng.poisson(np.exp(0.5 * Xr[:, 0] + 1.0)).astype(float)
-    poisson = quiet_fit(MinibatchMHPoissonRegression(**FAST, predict_tol=None), Xr, counts)
+    poisson = quiet_fit(MinibatchMHPoissonRegression(**CONVERGED_ENOUGH, predict_tol=None),
+                        Xr, counts)
     rate = np.exp(poisson.posterior_.get("coef", flat=True) @ Xr.T
                   + poisson.posterior_.get("intercept", flat=True)[:, None])
     mean, std = poisson.predict(Xr, return_std=True)
@@ -180,7 +185,7 @@ def test_predictions_in_blocks_on_threads_equal_the_formulas_over_all_draws(monk
     np.testing.assert_allclose(std, np.sqrt(rate.var(axis=0) + rate.mean(axis=0)), rtol=1e-12)
 
     yr = Xr @ np.array([1.0, 2.0]) + rng.standard_t(5, size=100)
-    robust = quiet_fit(RobustTRegression(nu=5.0, **FAST), Xr, yr)
+    robust = quiet_fit(RobustTRegression(nu=5.0, **CONVERGED_ENOUGH), Xr, yr)
     location = (robust.posterior_.get("coef", flat=True) @ Xr.T
                 + robust.posterior_.get("intercept", flat=True)[:, None])
     q = np.array([0.05, 0.5, 0.95])
@@ -195,14 +200,14 @@ def test_predictions_in_blocks_on_threads_equal_the_formulas_over_all_draws(monk
 
 def test_pointwise_log_likelihood_matches_scipy():
     X, y = load_iris(return_X_y=True)
-    clf = quiet_fit(FireflySoftmaxClassifier(**FAST), X, y)
+    clf = quiet_fit(FireflySoftmaxClassifier(**CONVERGED_ENOUGH), X, y)
     ll = clf.pointwise_log_likelihood(X, y)
     proba = clf.predict_proba_draws(X)
     expected = np.log(np.take_along_axis(proba, y[None, None, :, None], axis=3)[..., 0])
     np.testing.assert_allclose(ll, expected, rtol=1e-9, atol=1e-13)
 
     Xb, yb = load_breast_cancer(return_X_y=True)
-    logistic = quiet_fit(MinibatchMHLogisticRegression(**FAST), Xb, yb)
+    logistic = quiet_fit(MinibatchMHLogisticRegression(**CONVERGED_ENOUGH), Xb, yb)
     p1 = logistic.predict_proba_draws(Xb)[..., 1]
     np.testing.assert_allclose(logistic.pointwise_log_likelihood(Xb, yb),
                                stats.bernoulli.logpmf(yb, p1), rtol=1e-7, atol=1e-12)
@@ -210,7 +215,7 @@ def test_pointwise_log_likelihood_matches_scipy():
     rng = np.random.default_rng(3)
     Xr = rng.normal(size=(300, 2))
     yr = Xr @ np.array([1.0, 2.0]) + rng.standard_t(5, size=300)
-    robust = quiet_fit(RobustTRegression(nu=5.0, **FAST), Xr, yr)
+    robust = quiet_fit(RobustTRegression(nu=5.0, **CONVERGED_ENOUGH), Xr, yr)
     location = robust.posterior_["coef"] @ Xr.T + robust.posterior_["intercept"][..., None]
     np.testing.assert_allclose(
         robust.pointwise_log_likelihood(Xr, yr),
@@ -218,7 +223,7 @@ def test_pointwise_log_likelihood_matches_scipy():
         rtol=1e-10)
 
     counts = rng.poisson(np.exp(0.5 * Xr[:, 0] + 1.0)).astype(float)
-    poisson = quiet_fit(MinibatchMHPoissonRegression(**FAST), Xr, counts)
+    poisson = quiet_fit(MinibatchMHPoissonRegression(**CONVERGED_ENOUGH), Xr, counts)
     rate = np.exp(poisson.posterior_["coef"] @ Xr.T + poisson.posterior_["intercept"][..., None])
     np.testing.assert_allclose(poisson.pointwise_log_likelihood(Xr, counts),
                                stats.poisson.logpmf(counts, rate), rtol=1e-10)
@@ -241,7 +246,7 @@ def test_regressor_posterior_predictive_draws_match_the_predictive_moments():
 def test_to_arviz_has_observed_data_log_likelihood_and_posterior_predictive():
     arviz = pytest.importorskip("arviz")
     X, y = logistic_data(600)
-    clf = quiet_fit(MinibatchMHLogisticRegression(**FAST), X, y)
+    clf = quiet_fit(MinibatchMHLogisticRegression(**CONVERGED_ENOUGH), X, y)
     idata = clf.to_arviz(X, y, log_likelihood=True, posterior_predictive=True, random_state=0)
     for group in ("posterior", "sample_stats", "observed_data", "constant_data",
                   "log_likelihood", "posterior_predictive"):
@@ -264,7 +269,7 @@ def test_subsampled_loo_agrees_with_full_loo():
     if not hasattr(arviz_stats, "loo_subsample"):
         pytest.skip("arviz_stats.loo_subsample needs arviz-base")
     X, y = logistic_data(3000)
-    clf = quiet_fit(MinibatchMHLogisticRegression(**FAST), X, y)
+    clf = quiet_fit(MinibatchMHLogisticRegression(**CONVERGED_ENOUGH), X, y)
     idata = clf.to_arviz(X, y, log_likelihood=True)
     full = arviz.loo(idata)
     sub = arviz_stats.loo_subsample(idata, observations=300, seed=0)

@@ -14,10 +14,9 @@ import skbayes_mh
 from skbayes_mh import MinibatchMHLogisticRegression
 from skbayes_mh.models.probit import log_ndtr_and_ratio, probit_bound, probit_link
 
-from _models import assert_agrees_with_long_reference
+from _models import FAST, assert_agrees_with_long_reference
 
 
-FAST = dict(n_draws=60, n_warmup=60, n_chains=2)
 #: |z| limit for a posterior mean or sd against the reference (z from Monte Carlo errors).
 Z_LIMIT = 4.0
 

@@ -19,10 +19,9 @@ from skbayes_mh._kernels.firefly import firefly_pseudo_posterior, firefly_terms
 from skbayes_mh.models import StudentTModel
 from skbayes_mh.models._prior import GAUSSIAN, LOG_SCALE
 
-from _models import firefly_chain, linear_target
+from _models import FAST, firefly_chain, linear_target
 from _stats import Moments, assert_same_distribution
 
-FAST = dict(n_draws=60, n_warmup=60, n_chains=2)
 NU = 4.0
 
 
@@ -309,7 +308,6 @@ def test_the_map_search_keeps_the_best_of_its_starts():
     objective = family.negative_log_posterior(target.data, target.prior, 1.0)
     alone = family.laplace(target.data, target.prior, 1.0, theta0=starts[0])[0]
     assert objective(target.mean, 1)[0] < objective(alone, 1)[0] - 100
-
 
 
 def _housing_like(n=3000, seed=0):

@@ -10,10 +10,9 @@ from skbayes_mh._core.auto import choose_acceptance
 from skbayes_mh.acceptance import MinibatchBarker
 from skbayes_mh.linear_model import ESTIMATORS
 
-from _models import (DRAWS_DIFFER_BECAUSE, EXACT_FIT, EXACT_FIT_CHECKS, TOO_FEW_ROWS,
+from _models import (DRAWS_DIFFER_BECAUSE, EXACT_FIT, EXACT_FIT_CHECKS, FAST, TOO_FEW_ROWS,
                      WEIGHT_EQUIVALENCE_CHECKS, WEIGHTS_AS_REPEATS, target_kind)
 
-FAST = dict(n_draws=60, n_warmup=60, n_chains=2)
 #: Settings beyond the defaults, by estimator.
 VARIANTS = {
     "MinibatchMHLogisticRegression": [dict(acceptance="metropolis"),

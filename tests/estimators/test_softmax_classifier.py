@@ -14,7 +14,7 @@ from skbayes_mh import FireflySoftmaxClassifier, MinibatchMHLogisticRegression
 from skbayes_mh.acceptance import Firefly
 from skbayes_mh.diagnostics import ess_bulk
 
-FAST = dict(n_draws=60, n_warmup=60, n_chains=2)
+from _models import FAST
 
 
 @pytest.fixture(scope="module")

@@ -25,9 +25,9 @@ from skbayes_mh.acceptance import ConfidenceSampler
 from skbayes_mh.sampling import _target
 from skbayes_mh.linear_model import _base as estimators_base
 
+from _models import FAST
 from _stats import assert_same_posterior
 
-FAST = dict(n_draws=60, n_warmup=60, n_chains=2)
 #: Short chains are compared with each other, not checked for convergence.
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 

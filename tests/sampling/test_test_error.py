@@ -52,7 +52,9 @@ def tall():
     return X, y
 
 
-FAST = dict(n_draws=300, n_warmup=300, n_chains=2, random_state=0)
+#: Chains long enough that the moves a test's error is estimated (and measured) at are the
+#: posterior's, past the warm-up; seeded.
+POSTERIOR_MOVES = dict(n_draws=300, n_warmup=300, n_chains=2, random_state=0)
 
 
 def test_a_default_fit_reports_its_error_without_warning(tall):
@@ -69,8 +71,8 @@ def test_a_default_fit_reports_its_error_without_warning(tall):
     assert found.rows_per_test == pytest.approx(read.mean())
     assert found.normality == pytest.approx(float(normality_error(
         found.skewness, found.rows_per_test, X.shape[0])))
-    exact = MinibatchMHLogisticRegression(acceptance="metropolis", **FAST).fit(X[:2000],
-                                                                                y[:2000])
+    exact = MinibatchMHLogisticRegression(acceptance="metropolis", **POSTERIOR_MOVES).fit(
+        X[:2000], y[:2000])
     assert "test_error" not in exact.diagnostics_
 
 
@@ -82,7 +84,7 @@ def test_austerity_without_control_variates_warns_with_its_predicted_error(tall)
     X, y = tall
     with pytest.warns(ConvergenceWarning, match=r"austerity test's decisions may differ"):
         clf = MinibatchMHLogisticRegression(acceptance=Austerity(control_variates=False),
-                                            proposal="random_walk", **FAST).fit(X, y)
+                                            proposal="random_walk", **POSTERIOR_MOVES).fit(X, y)
     found = clf.diagnostics_.test_error
     assert found.design > TEST_ERROR_WARNING
     assert found.per_test > TEST_ERROR_WARNING
