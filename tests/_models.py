@@ -1,6 +1,7 @@
 """Models (per-datum log-likelihoods and priors, module level and cached), data makers,
 settings and helpers that the tests share."""
 import math
+import warnings
 
 import numba
 import numpy as np
@@ -10,6 +11,13 @@ from _user_models import (logistic_gradient, logistic_hessian, logistic_lipschit
 
 #: Short chains for tests of the API (shapes, errors, scikit-learn's checks), not of the posterior.
 FAST = dict(n_draws=60, n_warmup=60, n_chains=2)
+
+
+def quiet_fit(estimator, X, y):
+    """``estimator.fit(X, y)`` with warnings silenced (short chains warn of convergence)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return estimator.fit(X, y)
 
 
 @numba.njit(cache=True)

@@ -1,7 +1,5 @@
 """Per-draw predictions, predictive quantiles, posterior-predictive draws, pointwise
 log-likelihoods and the ArviZ export with its LOO."""
-import warnings
-
 import numpy as np
 import pytest
 from scipy import stats
@@ -11,6 +9,8 @@ from skbayes_mh import (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
                         MinibatchMHPoissonRegression, RobustTRegression)
 from skbayes_mh.models.poisson import poisson_mixture_quantiles
 from skbayes_mh.models.student_t import student_t_mixture_quantiles
+
+from _models import quiet_fit
 
 #: Chains long enough that predictive intervals cover at their level and simulated labels
 #: follow predict_proba (500 draws a row: the shapes ``(2, 250, ...)`` below), seeded.
@@ -22,12 +22,6 @@ def logistic_data(n, seed=5):
     X = rng.normal(size=(n, 3))
     y = (rng.random(n) < 1 / (1 + np.exp(-X @ np.array([1.0, -1.0, 0.5])))).astype(int)
     return X, y
-
-
-def quiet_fit(estimator, X, y):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # short chains: convergence warnings
-        return estimator.fit(X, y)
 
 
 @pytest.mark.parametrize("n_draws", [1, 60, 3000])

@@ -5,7 +5,6 @@ draws, and Monte Carlo standard errors against ``sd * sqrt(tau / n)`` for chains
 autocorrelation time ``tau``.
 """
 import sys
-import warnings
 
 import numpy as np
 import pytest
@@ -15,13 +14,9 @@ from skbayes_mh import (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
                         MinibatchMHPoissonRegression, RobustTRegression)
 from skbayes_mh.posterior import Posterior, PosteriorSummary
 
+from _models import quiet_fit
+
 SHORT = dict(n_draws=150, n_warmup=150, n_chains=2, random_state=0)
-
-
-def quiet_fit(estimator, X, y):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # short chains: convergence warnings
-        return estimator.fit(X, y)
 
 
 def ar1(rho, shape, seed):
