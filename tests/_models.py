@@ -246,13 +246,18 @@ def target_kind(estimator_class):
     return "counts" if get_tags(estimator).target_tags.positive_only else "regression"
 
 
+def min_ess(estimator):
+    """A fitted estimator's smallest bulk effective sample size over every parameter."""
+    return min(float(np.min(v)) for v in estimator.diagnostics_["ess_bulk"].values())
+
+
 def assert_agrees_with_long_reference(fit, draws, reference, z_limit=4.0):
     """A fit's draws ``(n, d)`` against a long exact chain's ``reference`` ``(m, d)``: every
     mean within ``z_limit`` Monte Carlo errors (the fit's smallest bulk ESS and the
     reference's), every sd within ``z_limit`` errors of an sd estimate."""
     import skbayes_mh
 
-    ess = min(float(np.min(v)) for v in fit.diagnostics_["ess_bulk"].values())
+    ess = min_ess(fit)
     reference_ess = skbayes_mh.diagnostics.ess_bulk(reference[None])
     sd = reference.std(axis=0)
     error = sd * np.sqrt(1.0 / ess + 1.0 / reference_ess)

@@ -15,11 +15,9 @@ from skbayes_mh.diagnostics import mcse_mean, mcse_sd
 from skbayes_mh.linear_model._base import AUTOSCALE_REACH, autoscale_spread
 from skbayes_mh.models import LinearData
 
+from _models import min_ess
+
 Z_LIMIT = 4.0
-
-
-def min_ess(estimator):
-    return min(float(np.min(v)) for v in estimator.diagnostics_["ess_bulk"].values())
 
 
 @pytest.mark.slow

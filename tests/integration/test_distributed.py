@@ -16,6 +16,8 @@ from skbayes_mh import ConsensusMonteCarlo, MinibatchMHLogisticRegression, Robus
 from skbayes_mh.consensus import consensus_combine, consensus_mean_error
 from skbayes_mh.models._prior import GAUSSIAN, LAPLACE, LOG_SCALE, BuiltinPrior
 
+from _models import min_ess
+
 #: Fits on local Dask clusters (an optional extra).
 pytestmark = pytest.mark.slow
 
@@ -69,10 +71,6 @@ def assert_matches(draws, ess, mean, covariance, mean_error=None):
     assert np.all(np.abs(z) < Z_LIMIT), z
     ratio = draws.std(axis=0) / sd
     assert np.all(np.abs(ratio - 1) < Z_LIMIT / np.sqrt(2 * ess)), ratio
-
-
-def min_ess(estimator):
-    return min(float(np.min(value)) for value in estimator.diagnostics_["ess_bulk"].values())
 
 
 def test_prior_power_scales_density_gradient_and_precision():
