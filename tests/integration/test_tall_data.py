@@ -15,6 +15,11 @@ from skbayes_mh.sampling import _samplers
 from _stats import assert_same_posterior
 
 N_ROWS = 20_000
+#: The thresholds as the package sets them (the fixture below sets one to 0 for each test).
+REAL_FLOAT32_IN_PLACE_MIN_BYTES = _base.FLOAT32_IN_PLACE_MIN_BYTES
+#: Rows and float32 features at which no threshold needs forcing: one row above
+#: ``DENSE_POOL_MAX_ROWS`` and ``TANGENT_CACHE_MAX_ROWS``, and X of 64 MiB and a row.
+REAL_ROWS, REAL_FEATURES = (1 << 20) + 1, 16
 
 
 @pytest.fixture(scope="module")
@@ -155,3 +160,53 @@ def test_firefly_without_the_tangent_cache_is_the_same_chain(on_disk, monkeypatc
     recomputed = MinibatchMHLogisticRegression(**settings).fit(X, y)
     np.testing.assert_array_equal(cached.posterior_["coef"], recomputed.posterior_["coef"])
     assert cached.data_passes_.firefly_bounds == 1 and cached.data_passes_.firefly_start == 1
+
+
+@pytest.fixture(scope="module")
+def real_size(tmp_path_factory):
+    """Logistic data of :data:`REAL_ROWS` x :data:`REAL_FEATURES` float32 as read-only
+    memmaps (64 MiB for X)."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((REAL_ROWS, REAL_FEATURES), dtype=np.float32)
+    eta = X @ rng.normal(0.0, 0.5, REAL_FEATURES) + 0.2
+    y = (rng.random(REAL_ROWS) < 1.0 / (1.0 + np.exp(-eta))).astype(np.float32)
+    folder = tmp_path_factory.mktemp("real_size")
+    np.save(folder / "X.npy", X)
+    np.save(folder / "y.npy", y)
+    return np.load(folder / "X.npy", mmap_mode="r"), np.load(folder / "y.npy", mmap_mode="r")
+
+
+@pytest.mark.slow
+def test_the_thresholds_paths_at_their_real_size(real_size, monkeypatch):
+    """Nothing forced: at 2**20 + 1 rows x 16 float32 features the fit reads X in place as
+    float32, each chain draws its minibatches from the sparse row pool, and Firefly computes
+    each query's tangent predictor again. The pool and the tangents give the same draws as
+    the dense pool and the cache at this size (the posteriors of the paths are checked at
+    20,000 rows above, and ``benchmarks/real_sizes.py`` compares the two fits' posteriors
+    at this size)."""
+    X, y = real_size
+    monkeypatch.setattr(_base, "FLOAT32_IN_PLACE_MIN_BYTES", REAL_FLOAT32_IN_PLACE_MIN_BYTES)
+    assert X.nbytes >= REAL_FLOAT32_IN_PLACE_MIN_BYTES
+    assert REAL_ROWS > _samplers.DENSE_POOL_MAX_ROWS
+    assert REAL_ROWS > models_base.TANGENT_CACHE_MAX_ROWS
+    seen = spy_on_data(monkeypatch)
+    pools = []
+    new_pool = _samplers.new_pool
+    monkeypatch.setattr(_samplers, "new_pool",
+                        lambda n, dense: pools.append((n, dense)) or new_pool(n, dense))
+    settings = dict(n_draws=100, n_warmup=100, n_chains=1, random_state=3)
+
+    sparse = MinibatchMHLogisticRegression(**settings).fit(X, y)
+    assert sparse.control_variates_ and sparse.acceptance_.name == "minibatch"
+    assert seen[0].X.dtype == np.float32 and np.shares_memory(seen[0].X, X)
+    assert pools and all(n == REAL_ROWS and not dense for n, dense in pools)
+    monkeypatch.setattr(_samplers, "DENSE_POOL_MAX_ROWS", REAL_ROWS)
+    dense = MinibatchMHLogisticRegression(**settings).fit(X, y)
+    assert pools[-1] == (REAL_ROWS, True)
+    np.testing.assert_array_equal(sparse.posterior_["coef"], dense.posterior_["coef"])
+
+    recomputed = MinibatchMHLogisticRegression(acceptance="firefly", **settings).fit(X, y)
+    monkeypatch.setattr(models_base, "TANGENT_CACHE_MAX_ROWS", REAL_ROWS)
+    cached = MinibatchMHLogisticRegression(acceptance="firefly", **settings).fit(X, y)
+    np.testing.assert_array_equal(recomputed.posterior_["coef"], cached.posterior_["coef"])
+    assert recomputed.posterior_["rows_per_iteration"].mean() < 0.01 * REAL_ROWS
