@@ -12,7 +12,7 @@ from scipy.special import expit
 from skbayes_mh import acceptance_probability
 from skbayes_mh.acceptance import Barker, Metropolis, MinibatchBarker
 
-from _models import linear_loglik, per_datum_ratios
+from _models import linear_loglik, per_datum_ratios, rate_tolerance
 
 N = 1000
 N_TRIALS = 20_000
@@ -24,11 +24,6 @@ SPREADS = [3e-4, 1e-2, 5e-2]
 
 def ratios(delta, spread, shape="normal", seed=0):
     return per_datum_ratios(delta, spread, N, shape, seed)
-
-
-def monte_carlo_tolerance(p):
-    """Four standard errors of a rate from N_TRIALS Bernoulli trials."""
-    return 4.0 * np.sqrt(p * (1 - p) / N_TRIALS)
 
 
 def measured(test, x, seed=1):
@@ -44,7 +39,7 @@ def measured(test, x, seed=1):
 ])
 def test_exact_tests_follow_their_formulas(test, formula, spread, delta):
     p, rows = measured(test, ratios(delta, spread))
-    assert abs(p - formula(delta)) <= monte_carlo_tolerance(formula(delta))
+    assert abs(p - formula(delta)) <= rate_tolerance(formula(delta), N_TRIALS)
     assert rows == 2 * N  # no cache between trials: current and proposal, every row
 
 
@@ -56,7 +51,7 @@ def test_minibatch_follows_barker(spread, expected_rows, delta):
     p, rows = measured(test, ratios(delta, spread))
     # Gaussian per-datum ratios: the normal approximation is exact in the limit, so the
     # only error the test states is the correction distribution's.
-    tolerance = monte_carlo_tolerance(expit(delta)) + test.correction.sup_error
+    tolerance = rate_tolerance(expit(delta), N_TRIALS) + test.correction.sup_error
     assert abs(p - expit(delta)) <= tolerance
     assert rows == pytest.approx(expected_rows, abs=10)
 
@@ -68,7 +63,7 @@ def test_minibatch_with_delta_stays_within_its_stated_bound(delta):
     test = MinibatchBarker(batch_size=10, delta=0.2)
     x = ratios(delta, 5e-3, shape="exponential")
     p, rows = measured(test, x)
-    assert abs(p - expit(delta)) <= monte_carlo_tolerance(expit(delta)) + test.stated_error()
+    assert abs(p - expit(delta)) <= rate_tolerance(expit(delta), N_TRIALS) + test.stated_error()
     # The Berry-Esseen requirement makes it read more than the variance condition alone.
     _, rows_without = measured(MinibatchBarker(batch_size=10), x)
     assert rows > rows_without
@@ -78,7 +73,7 @@ def test_minibatch_with_delta_stays_within_its_stated_bound(delta):
 def test_minibatch_at_other_sigmas(sigma):
     test = MinibatchBarker(batch_size=10, sigma=sigma)
     p, _ = measured(test, ratios(0.5, 1e-2))
-    assert abs(p - expit(0.5)) <= monte_carlo_tolerance(expit(0.5)) + test.correction.sup_error
+    assert abs(p - expit(0.5)) <= rate_tolerance(expit(0.5), N_TRIALS) + test.correction.sup_error
 
 
 @pytest.mark.slow
@@ -88,7 +83,7 @@ def test_minibatch_is_exact_barker_at_full_data():
     for delta in (-1.0, 0.5):
         p, rows = measured(MinibatchBarker(batch_size=10), ratios(delta, 0.5))
         assert rows == N
-        assert abs(p - expit(delta)) <= monte_carlo_tolerance(expit(delta))
+        assert abs(p - expit(delta)) <= rate_tolerance(expit(delta), N_TRIALS)
 
 
 def test_minibatch_adds_noise_even_when_the_decision_looks_certain():
@@ -96,7 +91,7 @@ def test_minibatch_adds_noise_even_when_the_decision_looks_certain():
     # A sign-test shortcut would accept always; the Barker test accepts with S(Delta).
     p, rows = measured(MinibatchBarker(batch_size=10), ratios(1.0, 0.0))
     assert rows == 10
-    assert abs(p - expit(1.0)) <= monte_carlo_tolerance(expit(1.0))
+    assert abs(p - expit(1.0)) <= rate_tolerance(expit(1.0), N_TRIALS)
 
 
 def test_log_psi_and_temperature_enter_delta():
@@ -106,4 +101,4 @@ def test_log_psi_and_temperature_enter_delta():
         p, _ = acceptance_probability(linear_loglik, x, [0.0], [1.0], acceptance=test,
                                       log_psi=-1.0, temperature=4.0, n_trials=N_TRIALS,
                                       random_state=5)
-        assert abs(p - expit(-0.5)) <= monte_carlo_tolerance(expit(-0.5)) + 1e-5
+        assert abs(p - expit(-0.5)) <= rate_tolerance(expit(-0.5), N_TRIALS) + 1e-5
