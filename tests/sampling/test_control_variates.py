@@ -92,7 +92,7 @@ def test_a_quadratic_loglik_leaves_zero_residuals_and_the_exact_test(gaussian_ro
 
 
 @pytest.fixture(scope="module")
-def logistic_problem():
+def tall_logistic_problem():
     """Logistic regression with 20,000 rows and 4 weights: per-row functions, the linear
     model's target (MAP and Laplace), and posterior-scale moves from near the MAP."""
     X, y, rows = logistic_rows(20_000, 3, seed=3)
@@ -111,13 +111,13 @@ def logistic_problem():
     (MinibatchBarker(), lambda delta: expit(delta)),
     (Austerity(epsilon=0.05), lambda delta: min(1.0, np.exp(delta)))],
     ids=["minibatch", "austerity"])
-def test_acceptance_probability_at_the_posterior_scale(logistic_problem, test, accept):
+def test_acceptance_probability_at_the_posterior_scale(tall_logistic_problem, test, accept):
     # Moves of one posterior sd from states one sd from the MAP, at temperature 1: without
     # control variates these tests read most of the 20,000 rows; with them, the residuals'
     # spread is third order in the distance and the first minibatch decides, at the exact
     # test's acceptance probability (its error is then far below the trials' binomial
     # error).
-    rows, target, pairs = logistic_problem
+    rows, target, pairs = tall_logistic_problem
     for theta, theta_prop in pairs:
         delta = exact_delta(logistic_loglik, rows, theta, theta_prop)
         probability, rows_read = acceptance_probability(
@@ -140,10 +140,10 @@ N_STEPS = 30
 
 
 @pytest.fixture(scope="module")
-def exact_draws(logistic_problem):
+def exact_draws(tall_logistic_problem):
     """N_CHAINS nearly independent exact posterior draws: an exact pCN chain (acceptance
     above 0.8), thinned by 40."""
-    _, target, _ = logistic_problem
+    _, target, _ = tall_logistic_problem
     reference = mh_chain(target, target.mean, 1, 1000, 40 * N_CHAINS, proposal="pcn")
     assert reference.stats["acceptance_rate"].mean() > 0.8
     return reference.draws[::40]
@@ -155,12 +155,12 @@ def exact_draws(logistic_problem):
     # needs more rows than the others, still a few percent of N (3.5% with this seed).
     (ConfidenceSampler(), 0.1 * 20_000)], ids=["minibatch", "austerity", "confidence"])
 @pytest.mark.slow
-def test_posterior_moments_hold_from_exact_draws(logistic_problem, exact_draws, test,
+def test_posterior_moments_hold_from_exact_draws(tall_logistic_problem, exact_draws, test,
                                                  most_rows):
     # Chains started at (near-)exact posterior draws take N_STEPS random-walk steps of
     # posterior scale with control variates; the moments must stay those of the exact
     # posterior. The exact draws: a long exact chain, thinned.
-    _, target, _ = logistic_problem
+    _, target, _ = tall_logistic_problem
     exact = exact_draws
     mean, covariance = exact.mean(axis=0), np.cov(exact.T)
     finals, reads = [], []
@@ -186,11 +186,12 @@ def test_posterior_moments_hold_from_exact_draws(logistic_problem, exact_draws, 
     ("metropolis", False), (MinibatchBarker(), True), (Austerity(), True)],
     ids=["metropolis", "minibatch", "austerity"])
 @pytest.mark.slow
-def test_hamiltonian_paths_keep_the_posterior_from_exact_draws(logistic_problem, exact_draws,
-                                                               test, control_variates):
+def test_hamiltonian_paths_keep_the_posterior_from_exact_draws(tall_logistic_problem,
+                                                               exact_draws, test,
+                                                               control_variates):
     # Hamiltonian paths (full-data gradient for the exact test, the control variates' proxy
     # for the subsampling tests) from exact draws: the moments must hold.
-    _, target, _ = logistic_problem
+    _, target, _ = tall_logistic_problem
     exact = exact_draws
     mean, covariance = exact.mean(axis=0), np.cov(exact.T)
     finals, accepted = [], []
@@ -277,8 +278,8 @@ def test_confidence_sampler_needs_a_range_bound_for_control_variates():
     assert result.draws.shape == (10, 2)
 
 
-def test_full_data_tests_never_use_control_variates(logistic_problem):
-    _, target, _ = logistic_problem
+def test_full_data_tests_never_use_control_variates(tall_logistic_problem):
+    _, target, _ = tall_logistic_problem
     assert not Metropolis().uses_control_variates(target)
     assert MinibatchBarker().uses_control_variates(target)
     assert not MinibatchBarker(control_variates=False).uses_control_variates(target)

@@ -71,7 +71,7 @@ def test_posterior_moments_hold_after_steps(problem, test):
 
 
 @pytest.fixture(scope="module")
-def logistic_problem():
+def bounded_logistic_grid_posterior():
     """Two-parameter logistic regression with x in [-1, 1] (so the per-datum Lipschitz
     constant is max ||(x_i, 1)|| <= sqrt 2) and a N(0, I) prior: the posterior on a fine grid."""
     n_data = 4000
@@ -84,10 +84,10 @@ def logistic_problem():
 
 
 @pytest.mark.slow
-def test_confidence_sampler_keeps_the_posterior(logistic_problem):
+def test_confidence_sampler_keeps_the_posterior(bounded_logistic_grid_posterior):
     # Exact draws from the grid posterior (a cell, then uniform within it: the cell's
     # variance spacing^2 / 12 is below 1e-4 of the posterior's).
-    data, grid, weights, spacing, mean, covariance = logistic_problem
+    data, grid, weights, spacing, mean, covariance = bounded_logistic_grid_posterior
     n_data = data.shape[0]
     rng = np.random.default_rng(4)
     cells = rng.choice(len(grid), size=N_CHAINS, p=weights)
