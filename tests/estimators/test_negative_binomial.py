@@ -8,12 +8,11 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-import skbayes_mh
 from skbayes_mh import NegativeBinomialRegression
 from skbayes_mh.models.negative_binomial import (NegativeBinomialModel, digamma,
                                                  negative_binomial_link, trigamma)
 
-from _models import FAST, assert_agrees_with_long_reference
+from _models import FAST, assert_agrees_with_long_reference, long_metropolis_chain
 
 
 #: |z| limit for a posterior mean or sd against the reference (z from Monte Carlo errors).
@@ -105,21 +104,19 @@ def reference_log_prior(theta):
 
 
 @pytest.fixture(scope="module")
-def exact_reference():
+def long_exact_chain_of_independent_model():
     """A long random-walk Metropolis chain of the independently written model."""
     X, y = counts(400, seed=1)
-    data = np.column_stack([X, y])
     start = np.array([0.3, -0.2, 1.0, math.log(0.5)])
-    result = skbayes_mh.sample(reference_loglik, data, start, step_size=0.06,
-                               log_prior=reference_log_prior, acceptance="metropolis",
-                               n_draws=200_000, n_warmup=5000, random_state=1)
-    draws = result.draws[::10]
-    return X, y, draws
+    return X, y, long_metropolis_chain(reference_loglik, reference_log_prior,
+                                       np.column_stack([X, y]), start, step_size=0.06,
+                                       n_draws=200_000)
 
 
 @pytest.mark.slow
-def test_default_fit_agrees_with_a_long_exact_chain_of_an_independent_model(exact_reference):
-    X, y, reference = exact_reference
+def test_default_fit_agrees_with_a_long_exact_chain_of_an_independent_model(
+        long_exact_chain_of_independent_model):
+    X, y, reference = long_exact_chain_of_independent_model
     reg = NegativeBinomialRegression(autoscale=False, n_draws=4000, n_chains=2,
                                      random_state=2).fit(X, y)
     draws = np.column_stack([reg.posterior_.get("coef", flat=True),

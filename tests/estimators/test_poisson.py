@@ -9,7 +9,7 @@ from sklearn.linear_model import PoissonRegressor
 from skbayes_mh import MinibatchMHPoissonRegression, NegativeBinomialRegression
 from skbayes_mh.models import PoissonModel
 
-from _models import FAST, linear_target
+from _models import FAST, linear_target, long_metropolis_fit
 from _stats import assert_same_distribution
 
 
@@ -35,17 +35,16 @@ def test_loglik_and_derivatives_match_scipy_and_finite_differences():
 
 
 @pytest.fixture(scope="module")
-def exact_reference():
+def long_exact_chain():
+    """A long exact (Metropolis) fit of the estimator's own model, and its data."""
     X, y = counts(400, seed=1)
-    reg = MinibatchMHPoissonRegression(acceptance="metropolis", n_draws=40_000, thin=5,
-                                       n_warmup=2000, n_chains=2, random_state=1).fit(X, y)
-    return X, y, reg._theta_draws()
+    return X, y, long_metropolis_fit(MinibatchMHPoissonRegression, X, y)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("acceptance", ["barker", "minibatch"])
-def test_chains_agree_with_a_long_exact_chain(exact_reference, acceptance):
-    X, y, reference = exact_reference
+def test_chains_agree_with_a_long_exact_chain(long_exact_chain, acceptance):
+    X, y, reference = long_exact_chain
     reg = MinibatchMHPoissonRegression(acceptance=acceptance, n_draws=20_000, n_warmup=2000,
                                        n_chains=2, random_state=2).fit(X, y)
     assert_same_distribution(reg._theta_draws(), reference, label=acceptance)

@@ -10,11 +10,10 @@ import numpy as np
 import pytest
 from scipy import special
 
-import skbayes_mh
 from skbayes_mh import MinibatchMHLogisticRegression
 from skbayes_mh.models.probit import log_ndtr_and_ratio, probit_bound, probit_link
 
-from _models import FAST, assert_agrees_with_long_reference
+from _models import FAST, assert_agrees_with_long_reference, long_metropolis_chain
 
 
 #: |z| limit for a posterior mean or sd against the reference (z from Monte Carlo errors).
@@ -81,21 +80,20 @@ def reference_log_prior(theta):
 
 
 @pytest.fixture(scope="module")
-def exact_reference():
+def long_exact_chain_of_independent_model():
+    """A long random-walk Metropolis chain of the independently written model."""
     X, y = probit_data(400, seed=1)
-    data = np.column_stack([X, y.astype(float)])
-    result = skbayes_mh.sample(reference_loglik, data, np.array([0.8, -0.5, 0.3]),
-                               step_size=0.12, log_prior=reference_log_prior,
-                               acceptance="metropolis", n_draws=150_000, n_warmup=5000,
-                               random_state=1)
-    return X, y, result.draws[::10]
+    return X, y, long_metropolis_chain(reference_loglik, reference_log_prior,
+                                       np.column_stack([X, y.astype(float)]),
+                                       np.array([0.8, -0.5, 0.3]), step_size=0.12,
+                                       n_draws=150_000)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("acceptance", ["auto", "firefly"])
-def test_posterior_agrees_with_a_long_exact_chain_of_an_independent_model(exact_reference,
-                                                                         acceptance):
-    X, y, reference = exact_reference
+def test_posterior_agrees_with_a_long_exact_chain_of_an_independent_model(
+        long_exact_chain_of_independent_model, acceptance):
+    X, y, reference = long_exact_chain_of_independent_model
     clf = MinibatchMHLogisticRegression(link="probit", acceptance=acceptance, autoscale=False,
                                         n_draws=4000, n_chains=2, random_state=2).fit(X, y)
     draws = np.column_stack([clf.posterior_.get("coef", flat=True),

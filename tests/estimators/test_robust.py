@@ -19,7 +19,7 @@ from skbayes_mh._kernels.firefly import firefly_pseudo_posterior, firefly_terms
 from skbayes_mh.models import StudentTModel
 from skbayes_mh.models._prior import GAUSSIAN, LOG_SCALE
 
-from _models import FAST, firefly_chain, linear_target
+from _models import FAST, firefly_chain, linear_target, long_metropolis_fit
 from _stats import Moments, assert_same_distribution
 
 NU = 4.0
@@ -152,20 +152,18 @@ def test_large_nu_matches_conjugate_linear_regression(acceptance, proposal):
 
 
 @pytest.fixture(scope="module")
-def exact_reference():
+def long_exact_chain():
     """A long exact (Metropolis) run on a small heavy-tailed problem, scale sampled."""
     X, y = _heavy_tailed(200, seed=5)
-    reg = RobustTRegression(acceptance="metropolis", n_draws=40_000, n_warmup=2000, thin=5,
-                            n_chains=2, random_state=1).fit(X, y)
-    return X, y, reg._theta_draws()
+    return X, y, long_metropolis_fit(RobustTRegression, X, y)
 
 
 @pytest.mark.parametrize("acceptance, proposal", [("firefly", "slice"), ("firefly", "mala"),
                                                   ("firefly", "random_walk"),
                                                   ("minibatch", "random_walk")])
 @pytest.mark.slow
-def test_firefly_exact_and_minibatch_chains_agree(exact_reference, acceptance, proposal):
-    X, y, reference = exact_reference
+def test_firefly_exact_and_minibatch_chains_agree(long_exact_chain, acceptance, proposal):
+    X, y, reference = long_exact_chain
     reg = RobustTRegression(acceptance=acceptance, proposal=proposal, n_draws=20_000,
                             n_warmup=2000, n_chains=2, random_state=2).fit(X, y)
     assert_same_distribution(reg._theta_draws(), reference, label=f"{acceptance}-{proposal}")
