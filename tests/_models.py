@@ -285,6 +285,13 @@ def assert_agrees_with_long_reference(fit, draws, reference, z_limit=4.0):
     assert np.all(np.abs(ratio - 1) < z_limit * np.sqrt(0.5 / ess + 0.5 / reference_ess)), ratio
 
 
+def jaakkola_jordan_lambdas(xi):
+    """``jaakkola_jordan_lambda`` (the Jaakkola-Jordan bound's curvature) at each of ``xi``."""
+    from skbayes_mh.models.logistic import jaakkola_jordan_lambda
+
+    return np.vectorize(jaakkola_jordan_lambda)(np.asarray(xi, dtype=float))
+
+
 def logistic_grid_posterior(x, y, n_points):
     """The posterior of a logistic regression with a slope and an intercept under N(0, I)
     priors, on an ``n_points`` x ``n_points`` grid spanning 7 Laplace sds each way: a dict

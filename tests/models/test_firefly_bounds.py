@@ -7,17 +7,12 @@ from scipy.special import log_expit, log_softmax, logsumexp, softmax
 
 from skbayes_mh._kernels.firefly import firefly_pseudo_posterior, firefly_terms
 from skbayes_mh.models import LogisticModel, SoftmaxModel
-from skbayes_mh.models.logistic import jaakkola_jordan_lambda
 from skbayes_mh.models.softmax import SOFTMAX_BOUNDS, softmax_curvature
 
-from _models import linear_target
+from _models import jaakkola_jordan_lambdas, linear_target
 
 
 # --- bounds ----------------------------------------------------------------------------
-
-def jj_lambda(xi):
-    return np.vectorize(jaakkola_jordan_lambda)(np.asarray(xi, dtype=float))
-
 
 def curvatures(psi, kind):
     """``softmax_curvature`` for every row of ``psi`` (N, K)."""
@@ -30,15 +25,15 @@ def curvatures(psi, kind):
 def test_jaakkola_jordan_bound_is_below_and_tight():
     s = np.linspace(-12, 12, 2001)
     for xi in (0.0, 1e-8, 0.3, 1.5, 6.0):
-        lam = jj_lambda(xi)
+        lam = jaakkola_jordan_lambdas(xi)
         bound = log_expit(xi) + (s - xi) / 2 - lam * (s**2 - xi**2)
         assert np.all(bound <= log_expit(s) + 1e-12)
         for tight in (xi, -xi):
             assert log_expit(xi) + (tight - xi) / 2 - lam * (tight**2 - xi**2) == \
                 pytest.approx(log_expit(tight), abs=1e-12)
     # The xi -> 0 limit: a(0) = -lambda(0) = -1/8.
-    assert jj_lambda(0.0) == 0.125
-    assert jj_lambda(1e-4) == pytest.approx(0.125, rel=1e-8)
+    assert jaakkola_jordan_lambdas(0.0) == 0.125
+    assert jaakkola_jordan_lambdas(1e-4) == pytest.approx(0.125, rel=1e-8)
 
 
 def _logistic_setup(n=200, seed=0):
@@ -132,7 +127,7 @@ def test_softmax_curvatures_bound_logsumexp_everywhere(curvature):
 def test_jebara_curvature_is_jaakkola_jordan_for_two_classes_and_shrinks():
     psi = np.array([[0.0, 0.0], [2.0, -1.0], [-4.0, 5.0]])
     difference = psi[:, 0] - psi[:, 1]
-    expected = 2 * jj_lambda(difference)[:, None, None] * np.array([[1, -1], [-1, 1]])
+    expected = 2 * jaakkola_jordan_lambdas(difference)[:, None, None] * np.array([[1, -1], [-1, 1]])
     np.testing.assert_allclose(curvatures(psi, "jebara"), expected, atol=1e-15)
     # A confidently classified point: far below Bohning's fixed curvature.
     confident = curvatures(np.array([[12.0, 0.0, -1.0]]), "jebara")[0]

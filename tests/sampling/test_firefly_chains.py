@@ -8,15 +8,10 @@ from sklearn.datasets import make_classification
 
 from skbayes_mh import FireflySoftmaxClassifier, sample
 from skbayes_mh.acceptance import Firefly
-from skbayes_mh.models.logistic import jaakkola_jordan_lambda
 
-from _models import (batch_means_standard_error, firefly_chain, linear_loglik,
-                     logistic_grid_posterior, mh_chain)
+from _models import (batch_means_standard_error, firefly_chain, jaakkola_jordan_lambdas,
+                     linear_loglik, logistic_grid_posterior, mh_chain)
 from _stats import DETECT, Moments, assert_same_distribution
-
-
-def jj_lambda(xi):
-    return np.vectorize(jaakkola_jordan_lambda)(np.asarray(xi, dtype=float))
 
 
 # --- exactness, invariance, bright fraction ---------------------------------------------
@@ -57,7 +52,7 @@ def test_bright_fraction_matches_its_expectation(grid_posterior):
     keep = weights > 1e-12 * weights.max()
     s = (grid[keep] @ grid_posterior["design"].T) * (2 * grid_posterior["y"] - 1)
     xi = 1.5  # the untuned Jaakkola-Jordan parameter
-    lam = jj_lambda(xi)
+    lam = jaakkola_jordan_lambdas(xi)
     constant = log_expit(xi) - xi / 2 + lam * xi**2
     gap = log_expit(s) - (constant + 0.5 * s - lam * s**2)
     expected = weights[keep] @ (-np.expm1(-gap)).sum(axis=1) / weights[keep].sum()
