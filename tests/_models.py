@@ -285,6 +285,16 @@ def assert_agrees_with_long_reference(fit, draws, reference, z_limit=4.0):
     assert np.all(np.abs(ratio - 1) < z_limit * np.sqrt(0.5 / ess + 0.5 / reference_ess)), ratio
 
 
+def firefly_row_terms(target, bound, theta, inv_temperature=1.0):
+    """Every row's ``(l_i, b_i)`` (log-likelihood, Firefly bound) at ``theta``, from the kernel."""
+    from skbayes_mh._kernels.firefly import firefly_terms
+
+    values = np.empty((target.n_data, 2))
+    firefly_terms(target.firefly_model, tuple(bound), np.asarray(theta, dtype=float),
+                  inv_temperature, values)
+    return values
+
+
 def jaakkola_jordan_lambdas(xi):
     """``jaakkola_jordan_lambda`` (the Jaakkola-Jordan bound's curvature) at each of ``xi``."""
     from skbayes_mh.models.logistic import jaakkola_jordan_lambda

@@ -19,7 +19,7 @@ from skbayes_mh._kernels.firefly import firefly_pseudo_posterior, firefly_terms
 from skbayes_mh.models import StudentTModel
 from skbayes_mh.models._prior import GAUSSIAN, LOG_SCALE
 
-from _models import FAST, firefly_chain, linear_target, long_metropolis_fit
+from _models import FAST, firefly_chain, firefly_row_terms, linear_target, long_metropolis_fit
 from _stats import Moments, assert_same_distribution
 
 NU = 4.0
@@ -42,13 +42,6 @@ def _target(sampled_scale=True, n=300, inv_temperature=1.0):
     return linear_target(model, X, y, scales, kind=kind, inv_temperature=inv_temperature)
 
 
-def _pointwise(target, bound, theta):
-    values = np.empty((target.n_data, 2))
-    firefly_terms(target.firefly_model, tuple(bound), np.asarray(theta, dtype=float), 1.0,
-                  values)
-    return values
-
-
 # --- the bound ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("sampled_scale", [True, False])
@@ -61,7 +54,7 @@ def test_student_t_bound_is_below_collapses_and_is_tight_at_the_map(bound, sampl
     rng = np.random.default_rng(2)
     offsets = []
     for theta in (target.mean, target.mean + 0.3 * rng.normal(size=target.mean.size)):
-        values = _pointwise(target, bounds, theta)
+        values = firefly_row_terms(target, bounds, theta)
         log_scale = theta[3] if sampled_scale else 0.0
         z = (y - design @ theta[:3]) ** 2 * np.exp(-2 * log_scale)
         np.testing.assert_allclose(values[:, 0], -log_scale - (NU + 1) / 2 * log1p(z / NU),
@@ -75,7 +68,7 @@ def test_student_t_bound_is_below_collapses_and_is_tight_at_the_map(bound, sampl
         offsets.append(values[:, 1].sum() - collapsed)
     assert offsets[0] == pytest.approx(offsets[1], rel=1e-10, abs=1e-9)
     if bound == "map":
-        values = _pointwise(target, bounds, target.mean)
+        values = firefly_row_terms(target, bounds, target.mean)
         np.testing.assert_allclose(values[:, 1], values[:, 0], atol=1e-10)
 
 

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 from scipy.special import log_expit, log_softmax, logsumexp, softmax
 
-from skbayes_mh._kernels.firefly import firefly_pseudo_posterior, firefly_terms
+from skbayes_mh._kernels.firefly import firefly_pseudo_posterior
 from skbayes_mh.models import LogisticModel, SoftmaxModel
 from skbayes_mh.models.softmax import SOFTMAX_BOUNDS, softmax_curvature
 
-from _models import jaakkola_jordan_lambdas, linear_target
+from _models import firefly_row_terms, jaakkola_jordan_lambdas, linear_target
 
 
 # --- bounds ----------------------------------------------------------------------------
@@ -50,14 +50,6 @@ def _softmax_setup(n=200, k=3, seed=0):
     return X, y
 
 
-def _pointwise(target, bound, theta, inv_temperature=1.0):
-    """Per-row (l, b) from the kernel."""
-    values = np.empty((target.n_data, 2))
-    firefly_terms(target.firefly_model, tuple(bound), np.asarray(theta, dtype=float),
-                  inv_temperature, values)
-    return values
-
-
 def _collapsed(bound, theta):
     return -0.5 * theta @ bound.quad @ theta + bound.lin @ theta + bound.const
 
@@ -70,14 +62,14 @@ def test_logistic_bounds_collapse_and_match_the_likelihood(bound):
     bounds = target.model.firefly_bound(target.data, target.mean, bound, 1.0)
     theta_map = target.mean
     for theta in (theta_map, theta_map + np.array([0.5, -1.0, 2.0])):
-        values = _pointwise(target, bounds, theta)
+        values = firefly_row_terms(target, bounds, theta)
         loglik = log_expit((2 * y - 1) * (design @ theta))
         np.testing.assert_allclose(values[:, 0], loglik, atol=1e-12)
         assert np.all(values[:, 1] <= values[:, 0] + 1e-12)
         assert _collapsed(bounds, theta) == pytest.approx(values[:, 1].sum(), rel=1e-10)
     if bound == "map":  # tight at the MAP
-        np.testing.assert_allclose(_pointwise(target, bounds, theta_map)[:, 1],
-                                   _pointwise(target, bounds, theta_map)[:, 0], atol=1e-10)
+        np.testing.assert_allclose(firefly_row_terms(target, bounds, theta_map)[:, 1],
+                                   firefly_row_terms(target, bounds, theta_map)[:, 0], atol=1e-10)
 
 
 @pytest.mark.parametrize("curvature", ["jebara", "bohning"])
@@ -90,17 +82,17 @@ def test_softmax_bounds_collapse_and_match_the_likelihood(bound, curvature):
     theta_map = target.mean
     rng = np.random.default_rng(1)
     for theta in (theta_map, theta_map + rng.normal(size=9)):
-        values = _pointwise(target, bounds, theta)
+        values = firefly_row_terms(target, bounds, theta)
         scores = design @ theta.reshape(3, 3).T
         loglik = log_softmax(scores, axis=1)[np.arange(len(y)), y.astype(int)]
         np.testing.assert_allclose(values[:, 0], loglik, atol=1e-12)
         assert np.all(values[:, 1] <= values[:, 0] + 1e-12)
         assert _collapsed(bounds, theta) == pytest.approx(values[:, 1].sum(), rel=1e-10)
     if bound == "map":
-        values = _pointwise(target, bounds, theta_map)
+        values = firefly_row_terms(target, bounds, theta_map)
         np.testing.assert_allclose(values[:, 1], values[:, 0], atol=1e-10)
     # The bound is not tight away from psi: some slack at a random point.
-    values = _pointwise(target, bounds, theta_map + rng.normal(size=9))
+    values = firefly_row_terms(target, bounds, theta_map + rng.normal(size=9))
     assert np.any(values[:, 0] - values[:, 1] > 1e-3)
 
 
