@@ -22,10 +22,6 @@ DELTAS = [-3.0, -1.0, 0.0, 0.5, 2.0]
 SPREADS = [3e-4, 1e-2, 5e-2]
 
 
-def ratios(delta, spread, shape="normal", seed=0):
-    return per_datum_ratios(delta, spread, N, shape, seed)
-
-
 def measured(test, x, seed=1):
     return acceptance_probability(linear_loglik, x, [0.0], [1.0], acceptance=test,
                                   n_trials=N_TRIALS, random_state=seed)
@@ -38,7 +34,7 @@ def measured(test, x, seed=1):
     (Barker(), expit),
 ])
 def test_exact_tests_follow_their_formulas(test, formula, spread, delta):
-    p, rows = measured(test, ratios(delta, spread))
+    p, rows = measured(test, per_datum_ratios(delta, spread, N))
     assert abs(p - formula(delta)) <= rate_tolerance(formula(delta), N_TRIALS)
     assert rows == 2 * N  # no cache between trials: current and proposal, every row
 
@@ -48,7 +44,7 @@ def test_exact_tests_follow_their_formulas(test, formula, spread, delta):
 @pytest.mark.parametrize("spread, expected_rows", list(zip(SPREADS, [10, 95, 720])))
 def test_minibatch_follows_barker(spread, expected_rows, delta):
     test = MinibatchBarker(batch_size=10)
-    p, rows = measured(test, ratios(delta, spread))
+    p, rows = measured(test, per_datum_ratios(delta, spread, N))
     # Gaussian per-datum ratios: the normal approximation is exact in the limit, so the
     # only error the test states is the correction distribution's.
     tolerance = rate_tolerance(expit(delta), N_TRIALS) + test.correction.sup_error
@@ -61,7 +57,7 @@ def test_minibatch_follows_barker(spread, expected_rows, delta):
 def test_minibatch_with_delta_stays_within_its_stated_bound(delta):
     # Skewed (exponential) per-datum ratios, where the normal approximation is worst.
     test = MinibatchBarker(batch_size=10, delta=0.2)
-    x = ratios(delta, 5e-3, shape="exponential")
+    x = per_datum_ratios(delta, 5e-3, N, shape="exponential")
     p, rows = measured(test, x)
     assert abs(p - expit(delta)) <= rate_tolerance(expit(delta), N_TRIALS) + test.stated_error()
     # The Berry-Esseen requirement makes it read more than the variance condition alone.
@@ -72,7 +68,7 @@ def test_minibatch_with_delta_stays_within_its_stated_bound(delta):
 @pytest.mark.parametrize("sigma", [0.5, 1.2])
 def test_minibatch_at_other_sigmas(sigma):
     test = MinibatchBarker(batch_size=10, sigma=sigma)
-    p, _ = measured(test, ratios(0.5, 1e-2))
+    p, _ = measured(test, per_datum_ratios(0.5, 1e-2, N))
     assert abs(p - expit(0.5)) <= rate_tolerance(expit(0.5), N_TRIALS) + test.correction.sup_error
 
 
@@ -81,7 +77,7 @@ def test_minibatch_is_exact_barker_at_full_data():
     # A spread so large that the batch always grows to N: then s^2 = 0 (finite-population
     # correction) and the test is the exact Barker test, not "accept iff Delta* > 0".
     for delta in (-1.0, 0.5):
-        p, rows = measured(MinibatchBarker(batch_size=10), ratios(delta, 0.5))
+        p, rows = measured(MinibatchBarker(batch_size=10), per_datum_ratios(delta, 0.5, N))
         assert rows == N
         assert abs(p - expit(delta)) <= rate_tolerance(expit(delta), N_TRIALS)
 
@@ -89,13 +85,13 @@ def test_minibatch_is_exact_barker_at_full_data():
 def test_minibatch_adds_noise_even_when_the_decision_looks_certain():
     # Identical per-datum ratios: s^2 = 0 from the first batch and |Delta*/s| is infinite.
     # A sign-test shortcut would accept always; the Barker test accepts with S(Delta).
-    p, rows = measured(MinibatchBarker(batch_size=10), ratios(1.0, 0.0))
+    p, rows = measured(MinibatchBarker(batch_size=10), per_datum_ratios(1.0, 0.0, N))
     assert rows == 10
     assert abs(p - expit(1.0)) <= rate_tolerance(expit(1.0), N_TRIALS)
 
 
 def test_log_psi_and_temperature_enter_delta():
-    x = ratios(2.0, 3e-4)
+    x = per_datum_ratios(2.0, 3e-4, N)
     # Tempered: Delta = 2 / 4 + log_psi.
     for test in (Barker(), MinibatchBarker(batch_size=10)):
         p, _ = acceptance_probability(linear_loglik, x, [0.0], [1.0], acceptance=test,

@@ -15,14 +15,6 @@ N = 1000
 N_TRIALS = 20_000
 
 
-def ratios(delta, spread, seed=0):
-    return per_datum_ratios(delta, spread, N, seed=seed)
-
-
-def tolerance(p):
-    return rate_tolerance(p, N_TRIALS)
-
-
 @pytest.mark.parametrize("dof", [1.0, 2.0, 5.0, 49.0, 499.0, 20_000.0])
 @pytest.mark.parametrize("t", [-4.0, -0.5, 0.0, 0.7, 2.0, 6.0, 30.0])
 def test_student_t_tail_matches_scipy(t, dof):
@@ -33,11 +25,11 @@ def test_student_t_tail_matches_scipy(t, dof):
 @pytest.mark.parametrize("delta", [-3.0, -1.0, -0.2, 0.5])
 @pytest.mark.parametrize("spread", [1e-2, 5e-2])
 def test_tiny_epsilon_is_the_exact_metropolis_test(spread, delta):
-    p, rows = acceptance_probability(linear_loglik, ratios(delta, spread), [0.0], [1.0],
-                                     acceptance=Austerity(epsilon=1e-12, batch_size=50),
+    p, rows = acceptance_probability(linear_loglik, per_datum_ratios(delta, spread, N), [0.0],
+                                     [1.0], acceptance=Austerity(epsilon=1e-12, batch_size=50),
                                      n_trials=N_TRIALS, random_state=2)
     exact = min(1.0, np.exp(delta))
-    assert abs(p - exact) <= tolerance(exact)
+    assert abs(p - exact) <= rate_tolerance(exact, N_TRIALS)
 
 
 @pytest.mark.slow
@@ -47,12 +39,12 @@ def test_acceptance_follows_the_random_walk_error_analysis(spread, delta):
     # Epsilon is a per-stage level; the error in acceptance probability that results is the
     # random-walk prediction, at most the worst case (half the chance of stopping early).
     test = Austerity(epsilon=0.05, batch_size=50)
-    p, rows = acceptance_probability(linear_loglik, ratios(delta, spread), [0.0], [1.0],
-                                     acceptance=test, n_trials=N_TRIALS, random_state=3)
+    p, rows = acceptance_probability(linear_loglik, per_datum_ratios(delta, spread, N), [0.0],
+                                     [1.0], acceptance=test, n_trials=N_TRIALS, random_state=3)
     exact = min(1.0, np.exp(delta))
     predicted_error, predicted_rows = test.acceptance_error(delta, spread, N)
-    assert abs(p - (exact + predicted_error)) <= tolerance(exact + predicted_error)
-    assert abs(p - exact) <= test.stated_error(N) + tolerance(exact)
+    assert abs(p - (exact + predicted_error)) <= rate_tolerance(exact + predicted_error, N_TRIALS)
+    assert abs(p - exact) <= test.stated_error(N) + rate_tolerance(exact, N_TRIALS)
     assert rows == pytest.approx(predicted_rows, rel=0.05)
 
 
@@ -106,15 +98,15 @@ def test_conservative_design_meets_its_worst_case_error():
             if other.decision_error(np.linspace(0, 10, 11), N)[1].mean() < rows:
                 assert other.worst_case_error(N) > 0.05
     # And on the hardest case of the grid its measured error stays within the bound.
-    p, _ = acceptance_probability(linear_loglik, ratios(-3.0, 2e-1), [0.0], [1.0],
+    p, _ = acceptance_probability(linear_loglik, per_datum_ratios(-3.0, 2e-1, N), [0.0], [1.0],
                                   acceptance=test, n_trials=N_TRIALS, random_state=12)
-    assert abs(p - np.exp(-3.0)) <= 0.05 + tolerance(np.exp(-3.0))
+    assert abs(p - np.exp(-3.0)) <= 0.05 + rate_tolerance(np.exp(-3.0), N_TRIALS)
     with pytest.raises(ValueError, match="worst-case error"):
         Austerity.conservative(N, max_error=1e-4, batch_sizes=[50], epsilons=[0.1])
 
 
 def test_reads_less_than_the_full_data_and_more_as_epsilon_falls():
-    x = ratios(-1.0, 1e-2)
+    x = per_datum_ratios(-1.0, 1e-2, N)
     _, loose = acceptance_probability(linear_loglik, x, [0.0], [1.0],
                                       acceptance=Austerity(epsilon=0.1, batch_size=50),
                                       n_trials=5000, random_state=4)

@@ -16,14 +16,6 @@ N = 1000
 N_TRIALS = 20_000
 
 
-def ratios(delta, spread, seed=0):
-    return per_datum_ratios(delta, spread, N, seed=seed)
-
-
-def tolerance(p):
-    return rate_tolerance(p, N_TRIALS)
-
-
 def test_bernstein_serfling_bound_formula():
     kappa = 7 / 3 + 3 / math.sqrt(2)
     for n, rho in ((100, 1 - 99 / 1000), (800, (1 - 0.8) * (1 + 1 / 800))):
@@ -34,22 +26,22 @@ def test_bernstein_serfling_bound_formula():
 @pytest.mark.parametrize("delta", [-3.0, -1.0, -0.2, 0.5])
 @pytest.mark.parametrize("spread", [3e-4, 1e-2])
 def test_decisions_within_delta_of_the_exact_test(spread, delta):
-    x = ratios(delta, spread)
+    x = per_datum_ratios(delta, spread, N)
     # theta' - theta = 1 and |l_i(a) - l_i(b)| = |x_i| |a - b|: L = max |x_i|.
     test = ConfidenceSampler(delta=0.05, batch_size=50, lipschitz=float(np.abs(x).max()))
     p, rows = acceptance_probability(linear_loglik, x, [0.0], [1.0], acceptance=test,
                                      n_trials=N_TRIALS, random_state=5)
     exact = min(1.0, np.exp(delta))
-    assert abs(p - exact) <= tolerance(exact) + test.stated_error()
+    assert abs(p - exact) <= rate_tolerance(exact, N_TRIALS) + test.stated_error()
     assert rows <= N
 
 
 def test_tiny_delta_is_the_exact_metropolis_test():
-    x = ratios(-1.0, 1e-2)
+    x = per_datum_ratios(-1.0, 1e-2, N)
     test = ConfidenceSampler(delta=1e-12, lipschitz=float(np.abs(x).max()))
     p, _ = acceptance_probability(linear_loglik, x, [0.0], [1.0], acceptance=test,
                                   n_trials=N_TRIALS, random_state=6)
-    assert abs(p - math.exp(-1.0)) <= tolerance(math.exp(-1.0))
+    assert abs(p - math.exp(-1.0)) <= rate_tolerance(math.exp(-1.0), N_TRIALS)
 
 
 def test_reads_a_fraction_of_tall_data():
