@@ -8,6 +8,7 @@ import numpy as np
 from skbayes_mh.models import LogisticModel
 from _user_models import (logistic_gradient, logistic_hessian, logistic_lipschitz,  # noqa: F401
                           logistic_loglik)  # benchmarks/, see conftest
+from _stats import Z_LIMIT
 
 #: Short chains for tests of the API (shapes, errors, scikit-learn's checks), not of the posterior.
 FAST = dict(n_draws=60, n_warmup=60, n_chains=2)
@@ -269,7 +270,7 @@ def min_ess(estimator):
     return min(float(np.min(v)) for v in estimator.diagnostics_["ess_bulk"].values())
 
 
-def assert_agrees_with_long_reference(fit, draws, reference, z_limit=4.0):
+def assert_agrees_with_long_reference(fit, draws, reference, z_limit=Z_LIMIT):
     """A fit's draws ``(n, d)`` against a long exact chain's ``reference`` ``(m, d)``: every
     mean within ``z_limit`` Monte Carlo errors (the fit's smallest bulk ESS and the
     reference's), every sd within ``z_limit`` errors of an sd estimate."""

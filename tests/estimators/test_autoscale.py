@@ -16,8 +16,7 @@ from skbayes_mh.linear_model._base import AUTOSCALE_REACH, autoscale_spread
 from skbayes_mh.models import LinearData
 
 from _models import min_ess
-
-Z_LIMIT = 4.0
+from _stats import Z_LIMIT
 
 
 @pytest.mark.slow

@@ -13,10 +13,7 @@ from skbayes_mh.models.negative_binomial import (NegativeBinomialModel, digamma,
                                                  negative_binomial_link, trigamma)
 
 from _models import FAST, assert_agrees_with_long_reference, long_metropolis_chain
-
-
-#: |z| limit for a posterior mean or sd against the reference (z from Monte Carlo errors).
-Z_LIMIT = 4.0
+from _stats import Z_LIMIT
 
 
 def counts(n, seed=0, weights=(0.3, -0.2), intercept=1.0, dispersion=0.5):

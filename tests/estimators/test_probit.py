@@ -14,10 +14,7 @@ from skbayes_mh import MinibatchMHLogisticRegression
 from skbayes_mh.models.probit import log_ndtr_and_ratio, probit_bound, probit_link
 
 from _models import FAST, assert_agrees_with_long_reference, long_metropolis_chain
-
-
-#: |z| limit for a posterior mean or sd against the reference (z from Monte Carlo errors).
-Z_LIMIT = 4.0
+from _stats import Z_LIMIT
 
 
 def probit_data(n, seed=0, weights=(0.8, -0.5), intercept=0.3):

@@ -17,15 +17,13 @@ from skbayes_mh.consensus import consensus_combine, consensus_mean_error
 from skbayes_mh.models._prior import GAUSSIAN, LAPLACE, LOG_SCALE, BuiltinPrior
 
 from _models import min_ess
+from _stats import Z_LIMIT
 
 #: Fits on local Dask clusters (an optional extra).
 pytestmark = pytest.mark.slow
 
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
-
-#: |z| limit for a posterior mean against its reference (z from the Monte Carlo error).
-Z_LIMIT = 4.0
 
 
 @pytest.fixture(scope="module")
