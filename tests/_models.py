@@ -248,16 +248,13 @@ def target_kind(estimator_class):
 
 
 def long_metropolis_fit(estimator_class, X, y):
-    """A long exact reference for an estimator's own model: ``_theta_draws()`` of
-    ``estimator_class`` fitted with the Metropolis test (2 chains, ``n_draws=40_000``,
-    ``thin=5``, 2,000 warm-up iterations, seed 1)."""
+    """The draws (``_theta_draws()``) of a long exact fit: a reference for the estimator's model."""
     return estimator_class(acceptance="metropolis", n_draws=40_000, n_warmup=2000, thin=5,
                            n_chains=2, random_state=1).fit(X, y)._theta_draws()
 
 
 def long_metropolis_chain(loglik, log_prior, data, start, step_size, n_draws):
-    """A long exact reference for an independently written model: every tenth draw of one
-    random-walk Metropolis chain (``sample``, 5,000 warm-up iterations, seed 1)."""
+    """Every tenth draw of a long random-walk Metropolis chain: a reference for a user's model."""
     from skbayes_mh import sample
 
     return sample(loglik, data, start, step_size=step_size, log_prior=log_prior,
