@@ -269,13 +269,41 @@ class StudentTModel(LinearModel):
                 "y is a linear function of X (the least-squares residuals vanish up to "
                 "rounding): the posterior of the noise scale is then improper (it "
                 "piles up at 0). Fix `scale`, or check y for a copy of a feature.")
-        starts = [self._theta(data, *_least_absolute_deviations(design, y, coef, ridge),
-                              typical)]
+        fits = [_least_absolute_deviations(design, y, coef, ridge)]
         if design.shape[1] <= HIGH_BREAKDOWN_MAX_COLUMNS:  # dense: at most 16 MB here
             dense = design.toarray() if sp.issparse(design) else design
-            starts.append(self._theta(data, *_least_trimmed_squares(dense, y), typical))
-        starts.append(self._theta(data, np.zeros(data.block), y - np.median(y), typical))
-        return starts
+            fits.append(_least_trimmed_squares(dense, y))
+        fits.append((np.zeros(data.block), y - np.median(y)))
+        if self.fixed_log_scale is None:
+            self._refuse_unbounded_likelihood([residual for _, residual in fits], y)
+        return [self._theta(data, fit_coef, residual, typical) for fit_coef, residual in fits]
+
+    def _refuse_unbounded_likelihood(self, residuals, y):
+        """Raise ``ValueError`` when the starts' fits (``residuals`` of ``y``, each over the
+        same rows) show a line through so many rows that the posterior is improper. A row
+        is on the line when its residual is within rounding of y's median absolute
+        deviation (not of its sd, which gross outliers inflate).
+
+        A line through ``m`` of ``n`` rows gives, as the scale ``s`` goes to 0, ``1 / s``
+        for each row it fits and ``s^nu`` for each other row; with the exponential prior on
+        ``s`` (a factor ``s`` in ``log s``), the posterior in ``log s`` behaves as
+        ``s^(1 + nu (n - m) - m)``, which cannot be integrated down to ``s = 0`` once
+        ``m >= nu (n - m) + 1`` (at temperature 1). Many equal values of ``y`` do this
+        (the line of the intercept alone): with ``nu = 4``, 33 of 40, or 80% of a tall y.
+        """
+        n_rows = len(residuals[0])
+        spread = max(float(np.median(np.abs(y - np.median(y)))),
+                     1e-12 * float(np.max(np.abs(y))), 1e-300)
+        fitted = max(int(np.sum(np.abs(residual) <= EXACT_FIT_TOLERANCE * spread))
+                     for residual in residuals)
+        if fitted >= self.nu * (n_rows - fitted) + 1:
+            raise ValueError(
+                f"{fitted} of {n_rows} rows of y lie exactly on one linear function of X "
+                f"(for example, many equal values of y): the Student-t likelihood with "
+                f"nu={self.nu:g} then grows without bound as the noise scale goes to 0 and "
+                f"the posterior is improper (from {self.nu:g} x the other rows + 1 exactly "
+                f"fitted rows on). Fix `scale`, or model such y with another family (counts, "
+                f"or a separate model of the zeros).")
 
     def lipschitz(self, max_row_norm):
         """With a fixed scale ``s``: ``|dl/deta| = (nu + 1) |r| / (nu s^2 + r^2) <= (nu + 1) /

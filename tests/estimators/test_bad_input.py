@@ -11,7 +11,7 @@ from skbayes_mh import (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
                         RobustTRegression, acceptance_probability, sample)
 from skbayes_mh.linear_model import ESTIMATORS
 
-from _models import gaussian_mean_loglik, target_kind
+from _models import gaussian_mean_loglik, quiet_fit, target_kind
 
 #: Chains long enough for r_hat to judge them (the tests want a converged fit or a warning),
 #: seeded.
@@ -199,3 +199,24 @@ def test_sample_refuses_temperatures_below_1e_100():
     with pytest.raises(ValueError, match="temperature must be finite and >= 1e-100"):
         acceptance_probability(gaussian_mean_loglik, x, [0.0], [0.1], acceptance="metropolis",
                                temperature=0.0)
+
+
+def test_robust_regression_refuses_y_so_often_equal_that_its_posterior_is_improper():
+    """A line through m of n rows makes the Student-t posterior (nu = 4, free scale)
+    improper from m = 4 (n - m) + 1 on: 33 equal values of 40 are refused, naming the
+    cause; 32 fit (and so does the same y with its scale fixed)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    for n_equal, refused in ((33, True), (32, False)):
+        y = np.zeros(40)
+        y[n_equal:] = 3.0 * rng.normal(size=40 - n_equal)
+        estimator = RobustTRegression(n_draws=100, n_warmup=100, n_chains=2, random_state=0)
+        if refused:
+            with pytest.raises(ValueError, match=r"33 of 40 rows of y lie exactly on one "
+                                                 r"linear function of X.*improper"):
+                estimator.fit(X, y)
+            fixed = RobustTRegression(scale=1.0, n_draws=100, n_warmup=100, n_chains=2,
+                                      random_state=0)
+            assert np.all(np.isfinite(quiet_fit(fixed, X, y).coef_))
+        else:
+            assert np.all(np.isfinite(quiet_fit(estimator, X, y).coef_))
