@@ -82,16 +82,28 @@ ESTIMATORS = {}
 #: prior sds up to 4,250 on the raw pixels). 5 leaves a Gaussian feature's sd alone up to
 #: about 10^6 rows and caps a rare binary feature's prior sd at 5 on the log-odds scale.
 AUTOSCALE_REACH = 5.0
+#: ... and treats a feature of a smaller spread than this as constant (see
+#: :func:`autoscale_spread`).
+AUTOSCALE_MIN_SPREAD = 1e-100
 
 
 def autoscale_spread(summary):
     """The features' spreads for the autoscaled priors, shape (n_features,): ``max(sd,
     max |x - mean| / AUTOSCALE_REACH)``, 1 for a constant feature (``summary`` as from
-    :func:`~skbayes_mh._passes.scan_data`)."""
+    :func:`~skbayes_mh._passes.scan_data`). A column of one value is constant although
+    its computed sd is rounding (2.8e-14 for 35 rows of -236.1): dividing by that gave
+    its weight a prior sd of 10^20 and draws whose predictions overflowed. So is a column
+    whose spread is below :data:`AUTOSCALE_MIN_SPREAD` (subnormal values): a prior sd of
+    10^160 and more overflowed the prior's and the Hessian's arithmetic; its weight keeps
+    the raw-scale prior, and the column, a product of under 10^-100 with it, stays
+    without effect, as at that size it is in double precision."""
     mean = np.asarray(summary["x_mean"], dtype=np.float64)
-    reach = np.maximum(np.asarray(summary["x_max"]) - mean, mean - np.asarray(summary["x_min"]))
+    low, high = np.asarray(summary["x_min"]), np.asarray(summary["x_max"])
+    reach = np.maximum(high - mean, mean - low)
     spread = np.maximum(np.asarray(summary["x_std"], dtype=np.float64), reach / AUTOSCALE_REACH)
-    return np.where(spread > 0, spread, 1.0)
+    constant = ((high == low) | ~(spread > 1e-12 * np.abs(mean))
+                | ~(spread >= AUTOSCALE_MIN_SPREAD))
+    return np.where(constant, 1.0, spread)
 
 
 class LinearMHEstimator(StoredParameters, BaseEstimator):

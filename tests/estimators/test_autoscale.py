@@ -2,6 +2,8 @@
 ``prior_scale / sd(x_j)`` (times ``sd(y)`` for regression) and the intercept's prior is on
 the intercept at the features' means, so that the posterior follows the features when they
 are rescaled or shifted; ``autoscale=False`` keeps the raw-scale priors."""
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.datasets import load_diabetes
@@ -9,7 +11,8 @@ from sklearn.linear_model import LinearRegression
 
 import scipy.sparse as sp
 
-from skbayes_mh import FireflySoftmaxClassifier, MinibatchMHLogisticRegression, RobustTRegression
+from skbayes_mh import (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
+                        MinibatchMHPoissonRegression, RobustTRegression)
 from skbayes_mh._passes import scan_data
 from skbayes_mh.diagnostics import mcse_mean, mcse_sd
 from skbayes_mh.linear_model._base import AUTOSCALE_REACH, autoscale_spread
@@ -156,3 +159,25 @@ def test_autoscaled_gaussian_regression_matches_its_conjugate_posterior():
     assert np.all(np.abs(draws.std(axis=0) - sd) < Z_LIMIT * mcse_sd(chains))
     # The prior shrinks: the posterior differs from least squares by more than its error.
     assert np.max(np.abs(mean - np.linalg.lstsq(design, y, rcond=None)[0]) / sd) > 1
+
+
+def test_a_constant_or_subnormal_feature_keeps_the_raw_scale_prior():
+    """A column of one value (its computed sd is rounding, 2.8e-14 here) and a column of
+    subnormal values get spread 1, not a prior sd of 10^20 or 10^160 whose draws overflowed
+    the predictions; an ordinary column keeps its own spread."""
+    rng = np.random.default_rng(0)
+    X = np.column_stack([np.full(35, -236.12644541), rng.random(35) * 1e-310,
+                         rng.normal(0.0, 3.0, 35)])
+    summary = scan_data(X, np.zeros(35))
+    assert 0 < summary["x_std"][0] < 1e-12
+    spread = autoscale_spread(summary)
+    np.testing.assert_array_equal(spread[:2], [1.0, 1.0])
+    reach = np.max(np.abs(X[:, 2] - X[:, 2].mean())) / AUTOSCALE_REACH
+    assert spread[2] == pytest.approx(max(X[:, 2].std(), reach), rel=1e-9)
+    reg = MinibatchMHPoissonRegression(acceptance="metropolis", prior_scale=1e6,
+                                       temperature=1e-3, n_draws=50, n_warmup=50, n_chains=1,
+                                       random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # 50 draws of a flat direction: not converged
+        reg.fit(X[:, :1].repeat(2, axis=1), np.zeros(35))
+    assert np.all(np.isfinite(reg.predict(X[:, :1].repeat(2, axis=1))))
