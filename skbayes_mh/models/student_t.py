@@ -105,12 +105,19 @@ def _least_absolute_deviations(design, y, coef, ridge):
     residual = y - design @ coef
     for _ in range(ROBUST_START_ITERATIONS):
         scale = np.median(np.abs(residual))
-        floor = max(1e-6 * scale, 1e-300)
+        # Where more than half the rows are fitted exactly the median is 0: the floor then
+        # follows the largest residual, so that no weight overflows the normal equations.
+        floor = max(1e-6 * scale, 1e-12 * float(np.max(np.abs(residual), initial=0.0)),
+                    1e-300)
         weight = 1.0 / np.maximum(np.abs(residual), floor)
         gram = multiply(design, weight[:, None]).T @ design
         gram = gram.toarray() if sp.issparse(gram) else gram
-        step = np.linalg.solve(gram + ridge * np.eye(design.shape[1]),
-                               design.T @ (weight * y))
+        weighted_ridge = max(ridge, 1e-12 * np.trace(gram) / design.shape[1])
+        try:
+            step = np.linalg.solve(gram + weighted_ridge * np.eye(design.shape[1]),
+                                   design.T @ (weight * y))
+        except np.linalg.LinAlgError:  # rounding left it singular: keep the last fit
+            break
         if not np.all(np.isfinite(step)):
             break
         converged = np.allclose(step, coef, rtol=1e-8, atol=1e-12 * max(scale, 1e-300))

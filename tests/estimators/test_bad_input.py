@@ -220,3 +220,14 @@ def test_robust_regression_refuses_y_so_often_equal_that_its_posterior_is_improp
             assert np.all(np.isfinite(quiet_fit(fixed, X, y).coef_))
         else:
             assert np.all(np.isfinite(quiet_fit(estimator, X, y).coef_))
+
+
+def test_robust_start_survives_rows_it_fits_exactly():
+    """Least absolute deviations from a start that fits most rows exactly (median residual
+    0) weighted those rows by 1e300 and left its normal equations singular (a LinAlgError
+    from fit); found by the property tests."""
+    X = np.array([[0.0, 1.0], [1.0, 1.0], [1.0, 1.0], [1.0, 1.0]])
+    y = np.array([0.0, 1.0, 0.0078125, 0.00390625])
+    reg = RobustTRegression(acceptance="metropolis", prior_scale=1e-3, temperature=1e-3,
+                            n_draws=20, n_warmup=20, n_chains=1, random_state=0)
+    assert np.all(np.isfinite(quiet_fit(reg, X, y).predict(X)))

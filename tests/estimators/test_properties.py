@@ -112,9 +112,10 @@ def test_robust_contract(problem, params, data):
     params = {**params, "acceptance": data.draw(st.sampled_from(["firefly", "metropolis",
                                                                  "minibatch"]))}
     # Valid: distinct values of y (many equal ones make the Student-t posterior with a free
-    # scale improper, which fit refuses) that no line fits exactly.
+    # scale improper, which fit refuses), more rows than coefficients (fit's stated rule),
+    # and no line through them all.
     valid = (moderate(X) and moderate(y) and len(np.unique(y)) == len(y)
-             and not fitted_exactly(X, y))
+             and len(y) > X.shape[1] + 1 and not fitted_exactly(X, y))
     check_contract(RobustTRegression(**params), X, y, valid)
 
 
@@ -260,7 +261,10 @@ def test_sample_contract(call, data):
         check_refusal(error, valid_call(fault, loglik, kwargs))
         return
     hypothesis.event("sampled")
-    assert result.draws.shape == (kwargs["n_draws"], d)
+    # A theta0 longer than the model reads is a longer parameter vector to sample() (the
+    # model ignores the rest), not an error it can see: the draws have theta0's length.
+    assert result.draws.shape == (kwargs["n_draws"], np.size(theta0))
+    assert np.size(theta0) == d or fault == "theta0 length"
     assert np.all(np.isfinite(result.draws))
     assert np.all(result.n_data_read >= 0)
 
@@ -269,7 +273,10 @@ def test_sample_contract(call, data):
 @given(user_calls(), st.data())
 def test_acceptance_probability_contract(call, data):
     fault, (loglik, gradient, hessian), rows, theta, d = call
-    theta_prop = faulty(fault, "theta_prop", theta + data.draw(st.floats(-0.5, 0.5)),
+    # A faulty theta (junk such as None or a string) gets a proposal of the right length.
+    moved = (theta if isinstance(theta, np.ndarray) and theta.dtype.kind == "f"
+             else np.zeros(d)) + data.draw(st.floats(-0.5, 0.5))
+    theta_prop = faulty(fault, "theta_prop", moved,
                         data.draw(st.one_of(hnp.arrays(np.float64, st.sampled_from([d, d + 1]),
                                                        elements=numbers_or_junk), junk)))
     kwargs = dict(
