@@ -9,7 +9,7 @@ from sklearn.exceptions import ConvergenceWarning, EfficiencyWarning
 from sklearn.utils import Bunch
 
 from .. import diagnostics
-from ..posterior import _parameter_label
+from ..posterior import Posterior, _parameter_label
 
 #: A fit warns when some parameter's rank-normalised split R-hat exceeds this ...
 MAX_RHAT = 1.01
@@ -112,7 +112,7 @@ def warn_unvisited_modes(modes, n_chains, name, stacklevel=5):
 
 
 def diagnose(posterior, name, stacklevel, levels=None, test_error=None, coords=None,
-             stopped=None, max_time=None):
+             stopped=None, max_time=None, checked=None):
     """R-hat, bulk and tail ESS of every variable of ``posterior`` (a
     :class:`~skbayes_mh.posterior.Posterior`), with a :class:`ConvergenceWarning` naming
     the worst parameter (and any chain that never moved) when the chains do not meet
@@ -121,13 +121,17 @@ def diagnose(posterior, name, stacklevel, levels=None, test_error=None, coords=N
     :func:`check_chain_levels`, and with ``test_error`` (an approximate test's estimated
     error, a Bunch) :func:`check_test_error`. ``coords`` labels the parameters in the
     warning as :meth:`~skbayes_mh.posterior.Posterior.summary` does (``coef[mean radius]``);
-    without, they are numbered.
+    without, they are numbered. ``checked`` ``(n_chains, n_draws, k)``: the draws the
+    warning judges instead of the posterior's (a span fit's sampled coordinates, named
+    ``span coordinate j``), whose statistics are returned too, as ``sampled``.
 
     Returns
     -------
     Bunch
         ``r_hat``, ``ess_bulk``, ``ess_tail``: a Bunch per statistic, by variable; with
-        ``levels``, ``log_posterior`` (:func:`check_chain_levels`); with ``test_error``,
+        ``checked``, ``sampled``: a Bunch of the same three statistics of its coordinates
+        (arrays of shape (k,)), the ones the warning judged; with ``levels``,
+        ``log_posterior`` (:func:`check_chain_levels`); with ``test_error``,
         ``test_error``.
     """
     found = {"r_hat": {}, "ess_bulk": {}, "ess_tail": {}}
@@ -136,8 +140,20 @@ def diagnose(posterior, name, stacklevel, levels=None, test_error=None, coords=N
             warnings.simplefilter("ignore", RuntimeWarning)
             (found["r_hat"][variable], found["ess_bulk"][variable],
              found["ess_tail"][variable]) = diagnostics.convergence_statistics(draws)
-    rhat, rhat_name = _worst(posterior, found["r_hat"], largest=True, coords=coords)
-    ess, ess_name = _worst(posterior, found["ess_bulk"], largest=False, coords=coords)
+    if checked is None:
+        rhat, rhat_name = _worst(posterior, found["r_hat"], largest=True, coords=coords)
+        ess, ess_name = _worst(posterior, found["ess_bulk"], largest=False, coords=coords)
+    else:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            sampled = Bunch(**dict(zip(("r_hat", "ess_bulk", "ess_tail"), (
+                np.asarray(value, dtype=float)
+                for value in diagnostics.convergence_statistics(checked)))))
+        checked_posterior = Posterior({"span coordinate": checked}, {})
+        rhat, rhat_name = _worst(checked_posterior, {"span coordinate": sampled.r_hat},
+                                 largest=True)
+        ess, ess_name = _worst(checked_posterior, {"span coordinate": sampled.ess_bulk},
+                               largest=False)
     wanted_ess = MIN_ESS_PER_CHAIN * posterior.n_chains
     stuck = [chain for chain in range(posterior.n_chains) if posterior.n_draws > 1
              and all(np.ptp(draws[chain], axis=0).max(initial=0.0) == 0
@@ -160,6 +176,8 @@ def diagnose(posterior, name, stacklevel, levels=None, test_error=None, coords=N
             "per-parameter values are in diagnostics_.", ConvergenceWarning,
             stacklevel=stacklevel)
     result = Bunch(**{key: Bunch(**value) for key, value in found.items()})
+    if checked is not None:
+        result.sampled = sampled
     if levels is not None:
         result.log_posterior = check_chain_levels(levels, name, stacklevel + 1)
     if test_error is not None:

@@ -109,6 +109,11 @@ class FitResult:
     span : RowSpan or None
         The reduction the chains sampled (:mod:`~skbayes_mh._core.span`): ``draws`` are in
         the original layout, the chains' own (and ``step_size``) in the reduced one.
+    checked : ndarray of shape (n_chains, n_draws, k) or None
+        With ``span``: the sampled coordinates as the convergence targets read them
+        (:func:`_reported`), which the convergence check judges. The rest of ``draws`` are
+        exact independent draws from the prior, whose R-hat is noise (over 2,000 such
+        coefficients its largest exceeds 1.01 by chance at a few hundred draws).
     prior_scale : float or None
         The scale the data chose for the weights' prior (``prior.learn_scale``), which
         multiplied its scales; None when it was given.
@@ -134,6 +139,7 @@ class FitResult:
     step_size: np.ndarray
     bright_fraction: object = None
     span: object = None
+    checked: object = None
     prior_scale: object = None
     stopped: object = None
     acceptance: object = None
@@ -201,6 +207,8 @@ def _completed(result, span):
     if span is not None:
         kept = [chain for chain in result.chains if not isinstance(chain, WorkerLost)
                 and chain.warmup_complete and chain.n_draws > 0]
+        if kept:
+            result.checked = _reported(result.draws, kept[0].sampler.target)
         result.draws = complete_draws(result.draws, [chain.seed for chain in kept], span)
     result.span = span
     return result

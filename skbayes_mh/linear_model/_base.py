@@ -236,7 +236,7 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
             self.bright_fraction_ = result.bright_fraction
             check_bright_fraction(result.bright_fraction, name, _USER_FRAME)
         self._set_posterior(result.draws, result.stats, family, result.levels,
-                            result.test_error, result.stopped)
+                            result.test_error, result.stopped, result.checked)
         return self
 
     def _problem(self, X, y, weights, summary, acceptance):
@@ -577,18 +577,21 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
         raise NotImplementedError
 
     def _set_posterior(self, draws, stats, family=None, levels=None, test_error=None,
-                       stopped=None):
+                       stopped=None, checked=None):
         """``posterior_``, ``diagnostics_`` and the posterior means ``coef_``, ``intercept_``
         and ``<name>_`` of every other parameter, from draws of theta ``(n_chains, n_draws,
         d)`` laid out as ``family`` (the one that was sampled; None: :meth:`_family`'s)
         declares; ``levels``: the chains' log posterior at evenly spaced draws (the check
-        that they sit in one mode); ``test_error``: an approximate test's estimated error."""
+        that they sit in one mode); ``test_error``: an approximate test's estimated error;
+        ``checked``: the draws the convergence warning judges (a span fit's sampled
+        coordinates: :attr:`~skbayes_mh._core.fit.FitResult.checked`)."""
         family = self._family() if family is None else family
         variables = family.posterior_variables(draws, self.n_features_in_, self.fit_intercept)
         self.posterior_ = Posterior(variables, stats)
         self.diagnostics_ = diagnose(self.posterior_, type(self).__name__, _USER_FRAME + 1,
                                      levels, test_error, coords=self._parameter_coords(),
-                                     stopped=stopped, max_time=getattr(self, "max_time", None))
+                                     stopped=stopped, max_time=getattr(self, "max_time", None),
+                                     checked=checked)
         coef = variables["coef"].mean(axis=(0, 1))
         if family.n_blocks > 1:
             intercept = variables["intercept"].mean(axis=(0, 1))

@@ -144,7 +144,11 @@ diagnostics_ : Bunch
     ``r_hat``, ``ess_bulk``, ``ess_tail``: for each posterior variable, its rank-normalised
     split R-hat and bulk and tail effective sample sizes (arviz-stats). ``fit`` warns
     with a ``ConvergenceWarning`` naming the worst parameter when an R-hat exceeds 1.01
-    or a bulk ESS is below 100 per chain. ``log_posterior``: the exact log posterior at
+    or a bulk ESS is below 100 per chain. Where the chains sampled the rows' span
+    (``span_rank_`` set), the warning judges ``sampled`` instead (the same three statistics
+    of the sampled coordinates, arrays): every other weight is an exact independent draw
+    from the prior, whose R-hat is noise (over thousands of weights its largest passes 1.01
+    by chance at a few hundred draws). ``log_posterior``: the exact log posterior at
     evenly spaced draws of each chain (``values`` of shape (n_chains, n_evaluated), each
     chain's ``mean`` and ``sd``, ``gap_se``); ``fit`` warns, naming the chains, when a
     chain's mean lies below the highest chain's by more than Monte Carlo noise (about 6

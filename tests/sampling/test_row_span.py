@@ -202,3 +202,32 @@ def test_the_learned_prior_scale_maximises_the_laplace_evidence(n_rows, n_featur
     fitted = estimator.set_params(n_draws=50, n_chains=2, n_warmup=50,
                                   random_state=0).fit(X, y)
     np.testing.assert_allclose(fitted.prior_scale_, scale, rtol=1e-12)
+
+
+def test_the_convergence_check_judges_the_sampled_coordinates():
+    """A default fit of 100 rows x 2,000 features: the rounds stop on the span's sampled
+    coordinates, and the check judges those too, not the prior's exact independent draws
+    of the other weights (whose largest R-hat over 2,000 coefficients passes 1.01 by chance
+    at a few hundred draws). Chains too short for the sampled coordinates still warn, and
+    name one."""
+    import warnings
+
+    from sklearn.datasets import make_classification
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = make_classification(n_samples=100, n_features=2000, n_informative=20,
+                               random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        fit = MinibatchMHLogisticRegression(random_state=0).fit(X, y)
+    assert fit.span_rank_ is not None
+    assert fit.posterior_.n_chains * fit.posterior_.n_draws < 2000  # a few hundred draws
+    sampled = fit.diagnostics_.sampled  # what the check judged, as diagnostics_ reports it
+    assert sampled.r_hat.shape == (fit.span_rank_ + 1,)  # the span's weights, the intercept
+    assert sampled.r_hat.max() <= 1.01
+    assert sampled.ess_bulk.min() >= 100 * fit.posterior_.n_chains
+    with pytest.warns(ConvergenceWarning, match=r"span coordinate\[\d+\]"):
+        short = MinibatchMHLogisticRegression(n_draws=5, n_warmup=20, random_state=0)
+        short.fit(X, y)
+    assert (short.diagnostics_.sampled.r_hat.max() > 1.01
+            or short.diagnostics_.sampled.ess_bulk.min() < 100 * short.posterior_.n_chains)
