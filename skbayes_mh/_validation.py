@@ -148,7 +148,15 @@ def read_only(array):
 
 def check_step_size(step_size, n_dim):
     """A positive scalar or (n_dim,) array -> (n_dim,) float64 array."""
-    step = np.asarray(step_size, dtype=np.float64) if not isinstance(step_size, str) else None
+    try:
+        step = (np.asarray(step_size, dtype=np.float64) if not isinstance(step_size, str)
+                else None)
+    except (TypeError, ValueError):  # not numbers at all (an object, a ragged list)
+        raise TypeError(f"step_size must be a positive number or an array of {n_dim} "
+                        f"positive numbers (one per coordinate); got {step_size!r}.") from None
+    if step_size is None:
+        raise TypeError(f"step_size must be a positive number or an array of {n_dim} "
+                        f"positive numbers (one per coordinate); got None.")
     if step is None or step.ndim > 1 or (step.ndim == 1 and step.shape != (n_dim,)):
         raise ValueError(f"step_size must be a positive number or an array of {n_dim} positive "
                          f"numbers (one per coordinate); got {step_size!r}.")
@@ -264,7 +272,8 @@ def check_draws_memory(n_chains, n_draws, n_warmup, n_features):
     if kept + warmup > available:
         culprit, value = ("n_draws", n_draws) if kept >= warmup else ("n_warmup", n_warmup)
         raise ValueError(
-            f"{culprit}={value:,} with n_chains={n_chains} asks for about "
+            f"{culprit}={value:,}" + (f" with n_chains={n_chains}" if n_chains != 1 else "")
+            + " asks for about "
             f"{(kept + warmup) / 2**30:,.1f} GiB of draws, more than this machine's "
             f"{available / 2**30:,.1f} GiB of memory. Keep fewer draws (a larger thin keeps "
             f"fewer of the iterations).")

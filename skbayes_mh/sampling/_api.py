@@ -13,7 +13,7 @@ from .._kernels.mh import repeat_test
 from .._kernels.specs import CSR
 from .._passes import first_bad_sparse_row
 from .._validation import (MIN_TEMPERATURE, check_array, check_jitted, check_jitted_writer,
-                           check_scalar, check_step_size, read_only)
+                           check_draws_memory, check_scalar, check_step_size, read_only)
 from ..acceptance import AcceptanceTest, resolve_acceptance
 from ..models._optimize import find_map, laplace_covariance
 from ..models._prior import BuiltinPrior
@@ -278,6 +278,7 @@ def sample(loglik, data, theta0, *, step_size, log_prior=None, gradient=None, he
     step = check_step_size(step_size, theta.size)
     check_scalar(n_draws, "n_draws", numbers.Integral, 1)
     check_scalar(n_warmup, "n_warmup", numbers.Integral, 0)
+    check_draws_memory(1, n_draws, 0, theta.size - 1)  # warm-up keeps no draws here
     final_temperature, schedule = check_temperature(temperature, MIN_TEMPERATURE)
     target = _row_target(loglik, data, theta, log_prior, final_temperature, gradient, hessian)
     chain_kernel(acceptance, proposal).compile_elsewhere()  # a first call: beside the passes
