@@ -20,8 +20,10 @@ follow: ``w_k = s * (e_k + V (a_k - V' e_k))``, ``b_k = (b_k + c . w_k) - c . w_
 ``Z Z' = U diag(lambda) U'`` (``n x n``, for fewer rows than features) or of the columns'
 ``Z' Z`` (``D x D``, small data of low rank): the reduced columns are ``U sqrt(lambda)``
 (orthogonal, in the order of the rows' principal directions) and ``V = Z' U /
-sqrt(lambda)``, which is applied through products with ``Z`` (never formed for a sparse
-``X``). Directions whose singular value lies below rounding of the largest are left in the
+sqrt(lambda)``, which is applied through products with ``Z`` for fewer rows than features
+(never formed: ``D x r`` could be far larger than ``X``, a sparse one above all) and kept as
+it is for the columns' Gram matrix (``D x r`` at most ``D x D``, where a product with ``Z``
+would read all ``n`` rows for every draw). Directions whose singular value lies below rounding of the largest are left in the
 complement: the likelihood moves by less than rounding along them.
 """
 from dataclasses import dataclass
@@ -90,6 +92,9 @@ class RowSpan:
         ``c`` and ``s``.
     left : ndarray of shape (n, r)
         ``U / sqrt(lambda)``: ``V = Z' left``.
+    basis : ndarray of shape (D, r) or None
+        ``V`` itself where it is kept (at least as many rows as features), None where it is
+        applied through ``Z`` and ``left``.
     n_outputs, n_extra : int
     intercept : bool
     """
@@ -103,6 +108,7 @@ class RowSpan:
     n_outputs: int
     n_extra: int
     intercept: bool
+    basis: object = None
 
     @property
     def rank(self):
@@ -136,8 +142,11 @@ class RowSpan:
         blocks = reduced[:, :K * reduced_width].reshape(m, K, reduced_width)
         e = normals.reshape(m * K, D)
         a = blocks[..., :r].reshape(m * K, r)
-        coordinates = a - self._z_times(e) @ self.left  # a - V' e
-        v = e + self._z_transpose_times(coordinates @ self.left.T)
+        if self.basis is not None:
+            v = e + (a - e @ self.basis) @ self.basis.T  # e + V (a - V' e)
+        else:
+            coordinates = a - self._z_times(e) @ self.left  # a - V' e
+            v = e + self._z_transpose_times(coordinates @ self.left.T)
         weights = (v * self.scale).reshape(m, K, D)
         linear = out[:, :K * width].reshape(m, K, width)
         linear[..., :D] = weights
@@ -195,7 +204,7 @@ def row_span(data, prior):
     centred = prior.means.size > 0 and prior.intercept
     centre = (np.ascontiguousarray(prior.means, dtype=np.float64) if centred
               else np.zeros(D))
-    X = data.X
+    X, Z = data.X, None
     if n < D:
         eigenvalues, vectors = np.linalg.eigh(_row_gram(X, centre, scale))
         keep = eigenvalues > GRAM_TOLERANCE * max(n, D) * max(eigenvalues[-1], 0.0)
@@ -214,10 +223,11 @@ def row_span(data, prior):
     root = np.sqrt(eigenvalues)
     reduced_X = read_only(np.ascontiguousarray((U * root)[:, ::-1]))  # widest first
     left = np.ascontiguousarray((U / root)[:, ::-1])
+    basis = None if Z is None else np.ascontiguousarray(Z.T @ left)
     reduced = LinearData(reduced_X, data.y, data.weights, data.intercept)
     return RowSpan(reduced, _reduced_prior(prior, data.block, D, left.shape[1]), X, centre,
                    scale, left, prior.n_outputs, prior.n_params - prior.n_outputs * data.block,
-                   bool(data.intercept))
+                   bool(data.intercept), basis)
 
 
 def _row_gram(X, centre, scale):

@@ -53,17 +53,32 @@ ESTIMATORS = {
 }
 
 
+def rank_deficient(n_classes, seed=1):
+    """More rows (80) than features (20), of rank 15: the last five features are the first
+    five times 2 (the columns' Gram matrix finds the span, and the complement is applied
+    through its basis ``V`` rather than through the rows)."""
+    X, y = short_wide(n_rows=80, n_features=15, n_classes=n_classes, seed=seed)
+    return np.hstack([X, 2.0 * X[:, :5]]), y
+
+
 @pytest.mark.parametrize("name", list(ESTIMATORS))
 @pytest.mark.parametrize("autoscale", [True, False])
-def test_the_reduced_model_has_the_same_likelihood_and_prior(name, autoscale):
+@pytest.mark.parametrize("shape", ["short_wide", "rank_deficient"])
+def test_the_reduced_model_has_the_same_likelihood_and_prior(name, autoscale, shape):
     """At any reduced point and complement, the completed theta has the reduced point's
     log-likelihood, its complement is orthogonal to the rows, and its log prior is the
     reduced one plus the complement's own Gaussian term."""
     make, n_classes = ESTIMATORS[name]
-    X, y = short_wide(n_classes=n_classes, seed=1)
+    if shape == "short_wide":
+        X, y = short_wide(n_classes=n_classes, seed=1)
+        rank = X.shape[0] - int(autoscale)
+    else:
+        X, y = rank_deficient(n_classes)
+        rank = 15
     family, data, prior = problem(make(autoscale=autoscale), X, y)
     span = row_span(data, prior)
-    assert span is not None and span.rank == X.shape[0] - int(autoscale)
+    assert span is not None and span.rank == rank
+    assert (span.basis is None) == (shape == "short_wide")
     rng = np.random.default_rng(2)
     d_reduced = family.n_params(span.data)
     reduced = rng.normal(size=(5, d_reduced))
