@@ -140,24 +140,23 @@ def diagnose(posterior, name, stacklevel, levels=None, test_error=None, coords=N
             warnings.simplefilter("ignore", RuntimeWarning)
             (found["r_hat"][variable], found["ess_bulk"][variable],
              found["ess_tail"][variable]) = diagnostics.convergence_statistics(draws)
-    if checked is None:
-        rhat, rhat_name = _worst(posterior, found["r_hat"], largest=True, coords=coords)
-        ess, ess_name = _worst(posterior, found["ess_bulk"], largest=False, coords=coords)
-    else:
+    judged, statistics = posterior, found
+    if checked is not None:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore", RuntimeWarning)
             sampled = Bunch(**dict(zip(("r_hat", "ess_bulk", "ess_tail"), (
                 np.asarray(value, dtype=float)
                 for value in diagnostics.convergence_statistics(checked)))))
-        checked_posterior = Posterior({"span coordinate": checked}, {})
-        rhat, rhat_name = _worst(checked_posterior, {"span coordinate": sampled.r_hat},
-                                 largest=True)
-        ess, ess_name = _worst(checked_posterior, {"span coordinate": sampled.ess_bulk},
-                               largest=False)
+        judged, coords = Posterior({"span coordinate": checked}, {}), None
+        statistics = {key: {"span coordinate": value} for key, value in sampled.items()}
+    rhat, rhat_name = _worst(judged, statistics["r_hat"], largest=True, coords=coords)
+    ess, ess_name = _worst(judged, statistics["ess_bulk"], largest=False, coords=coords)
     wanted_ess = MIN_ESS_PER_CHAIN * posterior.n_chains
-    stuck = [chain for chain in range(posterior.n_chains) if posterior.n_draws > 1
+    # A chain that never moved (of a span fit: in the sampled coordinates; the others are
+    # fresh prior draws at every draw, so they always move).
+    stuck = [chain for chain in range(judged.n_chains) if judged.n_draws > 1
              and all(np.ptp(draws[chain], axis=0).max(initial=0.0) == 0
-                     for draws in posterior.draws.values())]
+                     for draws in judged.draws.values())]
     if rhat > MAX_RHAT or ess < wanted_ess or stuck:
         warnings.warn(
             f"{name}: the chains may not have converged: "

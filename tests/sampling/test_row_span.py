@@ -246,3 +246,25 @@ def test_the_convergence_check_judges_the_sampled_coordinates():
         short.fit(X, y)
     assert (short.diagnostics_.sampled.r_hat.max() > 1.01
             or short.diagnostics_.sampled.ess_bulk.min() < 100 * short.posterior_.n_chains)
+
+
+def test_a_span_chain_that_never_moved_is_named():
+    """A chain stuck in the sampled coordinates is named as stuck although its completed
+    weights change at every draw (each gets a fresh prior draw of the complement)."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from skbayes_mh._core.convergence import diagnose
+    from skbayes_mh.posterior import Posterior
+
+    rng = np.random.default_rng(0)
+    sampled = rng.standard_normal((3, 400, 5))
+    sampled[1] = sampled[1, 0]  # chain 1 never moved
+    completed = {"coef": np.concatenate([sampled, rng.standard_normal((3, 400, 20))], axis=2)}
+    with pytest.warns(ConvergenceWarning, match="chain 1 never moved"):
+        found = diagnose(Posterior(completed, {}), "fit", 2, checked=sampled)
+    assert found.sampled.r_hat.shape == (5,)
+    with warnings.catch_warnings():  # three moving chains of independent draws: no warning
+        warnings.simplefilter("error", ConvergenceWarning)
+        diagnose(Posterior(completed, {}), "fit", 2, checked=rng.standard_normal((3, 400, 5)))
