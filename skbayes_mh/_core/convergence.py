@@ -123,7 +123,7 @@ def diagnose(posterior, name, stacklevel, levels=None, test_error=None, coords=N
     warning as :meth:`~skbayes_mh.posterior.Posterior.summary` does (``coef[mean radius]``);
     without, they are numbered. ``checked`` ``(n_chains, n_draws, k)``: the draws the
     warning judges instead of the posterior's (a span fit's sampled coordinates, named
-    ``span coordinate j``), whose statistics are returned too, as ``sampled``.
+    ``span coordinate[j]``), whose statistics are returned too, as ``sampled``.
 
     Returns
     -------

@@ -23,8 +23,9 @@ follow: ``w_k = s * (e_k + V (a_k - V' e_k))``, ``b_k = (b_k + c . w_k) - c . w_
 sqrt(lambda)``, which is applied through products with ``Z`` for fewer rows than features
 (never formed: ``D x r`` could be far larger than ``X``, a sparse one above all) and kept as
 it is for the columns' Gram matrix (``D x r`` at most ``D x D``, where a product with ``Z``
-would read all ``n`` rows for every draw). Directions whose singular value lies below rounding of the largest are left in the
-complement: the likelihood moves by less than rounding along them.
+would read all ``n`` rows for every draw). Directions whose singular value lies below
+rounding of the largest are left in the complement: the likelihood moves by less than
+rounding along them.
 """
 from dataclasses import dataclass
 
