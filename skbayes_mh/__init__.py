@@ -2,12 +2,13 @@
 Metropolis-Hastings acceptance tests and Firefly Monte Carlo."""
 from . import acceptance, proposals
 from .consensus import ConsensusMonteCarlo
-from .linear_model import ESTIMATORS
+from .linear_model import (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
+                           MinibatchMHPoissonRegression, NegativeBinomialRegression,
+                           RobustTRegression)
 from .sampling import SampleResult, acceptance_probability, sample
-
-globals().update(ESTIMATORS)
 
 __version__ = "0.1.0"
 
-__all__ = sorted(["ConsensusMonteCarlo", "SampleResult", "acceptance", "acceptance_probability",
-                  "proposals", "sample", *ESTIMATORS])
+__all__ = ["ConsensusMonteCarlo", "FireflySoftmaxClassifier", "MinibatchMHLogisticRegression",
+           "MinibatchMHPoissonRegression", "NegativeBinomialRegression", "RobustTRegression",
+           "SampleResult", "acceptance", "acceptance_probability", "proposals", "sample"]
