@@ -148,18 +148,16 @@ def read_only(array):
 
 def check_step_size(step_size, n_dim):
     """A positive scalar or (n_dim,) array -> (n_dim,) float64 array."""
-    try:
-        step = (np.asarray(step_size, dtype=np.float64) if not isinstance(step_size, str)
-                else None)
-    except (TypeError, ValueError):  # not numbers at all (an object, a ragged list)
-        raise TypeError(f"step_size must be a positive number or an array of {n_dim} "
-                        f"positive numbers (one per coordinate); got {step_size!r}.") from None
+    expected = (f"step_size must be a positive number or an array of {n_dim} positive "
+                f"numbers (one per coordinate); got {step_size!r}.")
     if step_size is None:
-        raise TypeError(f"step_size must be a positive number or an array of {n_dim} "
-                        f"positive numbers (one per coordinate); got None.")
+        raise TypeError(expected)
+    try:
+        step = None if isinstance(step_size, str) else np.asarray(step_size, dtype=np.float64)
+    except (TypeError, ValueError):  # not numbers at all (an object, a ragged list)
+        raise TypeError(expected) from None
     if step is None or step.ndim > 1 or (step.ndim == 1 and step.shape != (n_dim,)):
-        raise ValueError(f"step_size must be a positive number or an array of {n_dim} positive "
-                         f"numbers (one per coordinate); got {step_size!r}.")
+        raise ValueError(expected)
     if not np.all(np.isfinite(step)) or np.any(step <= 0):
         raise ValueError(f"step_size must be positive and finite; got {step_size!r}.")
     return np.array(np.broadcast_to(step, (n_dim,)), dtype=np.float64)  # a writable copy
