@@ -91,7 +91,7 @@ class RowSpan:
         The original rows (the complement's products read them).
     centre, scale : ndarray of shape (D,)
         ``c`` and ``s``.
-    left : ndarray of shape (n, r)
+    left : ndarray of shape (n, r), or (0, r) where ``basis`` is kept
         ``U / sqrt(lambda)``: ``V = Z' left``.
     basis : ndarray of shape (D, r) or None
         ``V`` itself where it is kept (at least as many rows as features), None where it is
@@ -205,30 +205,59 @@ def row_span(data, prior):
     centred = prior.means.size > 0 and prior.intercept
     centre = (np.ascontiguousarray(prior.means, dtype=np.float64) if centred
               else np.zeros(D))
-    X, Z = data.X, None
+    X = data.X
     if n < D:
         eigenvalues, vectors = np.linalg.eigh(_row_gram(X, centre, scale))
         keep = eigenvalues > GRAM_TOLERANCE * max(n, D) * max(eigenvalues[-1], 0.0)
-        eigenvalues, U = eigenvalues[keep], vectors[:, keep]
+        U = _signs_fixed(vectors[:, keep])
+        root = np.sqrt(eigenvalues[keep])
+        reduced_X = np.ascontiguousarray((U * root)[:, ::-1])  # widest first
+        left, basis = np.ascontiguousarray((U / root)[:, ::-1]), None
     else:
-        Z = (np.asarray(X, dtype=np.float64) - centre) * scale
-        eigenvalues, vectors = np.linalg.eigh(Z.T @ Z)
+        # The columns' Gram matrix a block of rows at a time: no copy of X (a tall memory
+        # map's rows stay where they are, and full-rank rows, the common case, cost one pass).
+        eigenvalues, vectors = np.linalg.eigh(_column_gram(X, centre, scale))
         keep = eigenvalues > GRAM_TOLERANCE * max(n, D) * max(eigenvalues[-1], 0.0)
         if keep.sum() >= D:
             return None
-        eigenvalues, V = eigenvalues[keep], vectors[:, keep]
-        U = (Z @ V) / np.sqrt(eigenvalues)
-    # Each direction's sign fixed by its largest entry (eigh's is arbitrary and may differ
-    # between a dense and a sparse X, or between BLAS builds).
-    U = U * np.where(U[np.argmax(np.abs(U), axis=0), np.arange(U.shape[1])] < 0, -1.0, 1.0)
-    root = np.sqrt(eigenvalues)
-    reduced_X = read_only(np.ascontiguousarray((U * root)[:, ::-1]))  # widest first
-    left = np.ascontiguousarray((U / root)[:, ::-1])
-    basis = None if Z is None else np.ascontiguousarray(Z.T @ left)
-    reduced = LinearData(reduced_X, data.y, data.weights, data.intercept)
+        # V itself: the reduced rows are Z V (U sqrt(lambda), with U = Z V / sqrt(lambda)).
+        basis = np.ascontiguousarray(_signs_fixed(vectors[:, keep])[:, ::-1])
+        reduced_X = _z_product(X, centre, scale, basis)
+        left = np.empty((0, basis.shape[1]))  # unused: the basis applies V directly
+    reduced = LinearData(read_only(reduced_X), data.y, data.weights, data.intercept)
     return RowSpan(reduced, _reduced_prior(prior, data.block, D, left.shape[1]), X, centre,
                    scale, left, prior.n_outputs, prior.n_params - prior.n_outputs * data.block,
                    bool(data.intercept), basis)
+
+
+def _signs_fixed(directions):
+    """``directions`` (columns) with each one's sign fixed by its largest entry (eigh's is
+    arbitrary and may differ between a dense and a sparse X, or between BLAS builds)."""
+    largest = directions[np.argmax(np.abs(directions), axis=0), np.arange(directions.shape[1])]
+    return directions * np.where(largest < 0, -1.0, 1.0)
+
+
+#: Rows of a dense ``X`` converted to float64 at a time by the column passes.
+_ROW_BLOCK = 1 << 16
+
+
+def _column_gram(X, centre, scale):
+    """``Z' Z`` (D x D) for ``Z = (X - centre) * scale``, a block of rows at a time."""
+    D = X.shape[1]
+    gram = np.zeros((D, D))
+    for start in range(0, X.shape[0], _ROW_BLOCK):
+        Z = (np.asarray(X[start:start + _ROW_BLOCK], dtype=np.float64) - centre) * scale
+        gram += Z.T @ Z
+    return gram
+
+
+def _z_product(X, centre, scale, V):
+    """``Z V`` (n x r) for ``Z = (X - centre) * scale``, a block of rows at a time."""
+    out = np.empty((X.shape[0], V.shape[1]))
+    for start in range(0, X.shape[0], _ROW_BLOCK):
+        Z = (np.asarray(X[start:start + _ROW_BLOCK], dtype=np.float64) - centre) * scale
+        out[start:start + _ROW_BLOCK] = Z @ V
+    return out
 
 
 def _row_gram(X, centre, scale):
