@@ -67,14 +67,17 @@ class LinearData:
     def kernel_X(self):
         """``X`` as the kernels take it: a float64 array as it is, any other layout in one
         type (``specs.Matrix``): its kind, the float32 array or the sparse matrix's CSR
-        arrays (the others empty), and its shape."""
-        return kernel_matrix(self.X)
+        arrays (the others empty), a float32 ``y`` beside a float32 ``X``, and its shape."""
+        return kernel_matrix(self.X, self.y)
 
     @property
     def kernel_y(self):
-        """``y`` as the kernels take it: float64 (a copy only where it is not)."""
+        """``y`` as the kernels take it: float64 (a copy only where it is not), or empty
+        where :attr:`kernel_X` holds it (a float32 ``y`` beside a float32 ``X``)."""
         if self.y.dtype == np.float64:
             return self.y
+        if self.y.dtype == np.float32 and _dense32(self.X):
+            return _NO_VALUES
         return read_only(np.ascontiguousarray(self.y, dtype=np.float64))
 
     @property
@@ -238,19 +241,27 @@ def sum_each_row(X):
 _NO_ROWS32 = read_only(np.empty((0, 0), dtype=np.float32))
 _NO_VALUES = read_only(np.empty(0))
 _NO_INDICES = read_only(np.empty(0, dtype=np.int32))
+_NO_LABELS32 = read_only(np.empty(0, dtype=np.float32))
 
 
-def kernel_matrix(X):
+def _dense32(X):
+    """Whether ``X`` is a float32 array (the kernels' ``specs.Matrix`` of kind DENSE32)."""
+    return not sp.issparse(X) and X.dtype == np.float32
+
+
+def kernel_matrix(X, y=None):
     """A linear model's ``X`` as the kernels take it: a float64 array as it is, else
-    ``(kind, dense32, data, indices, indptr, shape)`` (``specs.MATRIX_DATA``), the arrays
-    of ``X``'s layout in their places and empty arrays in the others."""
+    ``(kind, dense32, data, indices, indptr, labels32, shape)`` (``specs.MATRIX_DATA``),
+    the arrays of ``X``'s layout in their places and empty arrays in the others;
+    ``labels32`` is ``y`` when both are float32 (then the spec's float64 ``y`` is empty)."""
     from ._kernels.specs import DENSE32, SPARSE
 
     shape = tuple(map(int, X.shape))
     if sp.issparse(X):
-        return (SPARSE, _NO_ROWS32, X.data, X.indices, X.indptr, shape)
+        return (SPARSE, _NO_ROWS32, X.data, X.indices, X.indptr, _NO_LABELS32, shape)
     if X.dtype == np.float32:
-        return (DENSE32, X, _NO_VALUES, _NO_INDICES, _NO_INDICES, shape)
+        labels = y if y is not None and y.dtype == np.float32 else _NO_LABELS32
+        return (DENSE32, X, _NO_VALUES, _NO_INDICES, _NO_INDICES, labels, shape)
     return X
 
 

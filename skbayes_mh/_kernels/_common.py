@@ -164,6 +164,14 @@ def borrow_for_user(typingctx, array):
     return array.copy(readonly=False)(array), _view_without_handle
 
 
+@intrinsic
+def borrow_read_only(typingctx, array):
+    """:func:`borrow`, typed read-only: for a scratch array the kernels fill and hand to a
+    model's function whose first-class type takes a read-only array (numba matches a
+    function pointer's argument types exactly)."""
+    return array.copy(readonly=True)(array), _view_without_handle
+
+
 @jit
 def keep_alive(owners):
     """A use of ``owners`` (arrays whose borrowed views a kernel is still using): called last,

@@ -38,7 +38,7 @@ from .linear import add_gradient, linear_u
 from .mh import log_prior_total
 from .pool import DENSE_POOL_MAX_ROWS, draw_rows, make_pool
 from .proposals import MALA, SLICE, propose, proposal_log_ratio
-from .rows import make_workspace, row_weight
+from .rows import make_workspace, row_label, row_weight
 from .slice import register_target, slice_update
 from .specs import (BRIGHTNESS_UPDATE, FIREFLY_BOUND, FIREFLY_CHAIN, FIREFLY_MODEL, IN_VECTOR,
                     LINEAR_SPECS, PRIOR, PROPOSAL, QUERY_CONTEXT, TRACE)
@@ -86,7 +86,7 @@ def point_terms(spec, bound, theta, i, inv_temperature, want_slope, slope, work,
             u_tangent[a] = bound.tangent_u[i, a]
     else:
         linear_u(spec, bound.tangent, i, u_tangent)
-    y = float(spec.y[i])
+    y = row_label(spec, i)
     scale = row_weight(spec.weights, i) * inv_temperature
     loglik = spec.link(u, y, spec.params, 1 if want_slope else 0, d1, d2)
     log_bound = bound_value(spec, bound, u, u_tangent, y, want_slope, bound_slope,
@@ -499,7 +499,7 @@ def bound_coefficients(spec, bound, start, stop, constants, linear, curvatures, 
         u_tangent = tangent_u[r]
         linear_u(model, bounds.tangent, i, u_tangent)
         weight = row_weight(model.weights, i)
-        c, c0, s = bounds.coefficients(u_tangent, float(model.y[i]), model.params,
+        c, c0, s = bounds.coefficients(u_tangent, row_label(model, i), model.params,
                                        bounds.bound_params, linear[r], curvatures[r])
         if not (math.isfinite(c) and math.isfinite(s)):
             return STATUS_BAD_LOGLIK

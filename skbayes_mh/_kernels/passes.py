@@ -15,7 +15,7 @@ from ._jit import (F8, I8, MATRIX, STATUS_BAD_GRADIENT, STATUS_BAD_LOGLIK, STATU
                    by_data_layout, by_row_data, entry_kernel)
 from ._common import borrow, keep_alive
 from .linear import linear_u
-from .rows import LINK_BLOCK_ROWS, row_weight
+from .rows import LINK_BLOCK_ROWS, link_block, row_weight
 from .specs import IN_VECTOR, LINEAR_SPECS, ROW_SPECS
 from .views import as_functions, linear_view, row_view
 
@@ -40,8 +40,8 @@ def linear_derivatives(spec, theta, start, stop, order, values, slopes, curvatur
             linear_u(model, theta, first + r, U[r])
         block_slopes = slopes[r0:] if order >= 1 else borrow(owners[1])
         block_curvatures = curvatures[r0:] if order >= 2 else borrow(owners[2])
-        model.link_rows(U, model.y, first, count, model.params, order, values[r0:],
-                        block_slopes, block_curvatures)
+        link_block(model, U, first, count, order, values[r0:], block_slopes,
+                   block_curvatures)
         for r in range(r0, r0 + count):
             if not math.isfinite(values[r]):
                 return STATUS_BAD_LOGLIK

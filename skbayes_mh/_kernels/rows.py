@@ -15,7 +15,7 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from ._common import borrow, keep_alive, prefetch_row, prefetch_values
+from ._common import borrow, borrow_read_only, keep_alive, prefetch_row, prefetch_values
 from ._jit import STATUS_BAD_LOGLIK, STATUS_OK, jit
 from .linear import (add_gradient, block_width, linear_u, linear_u_pair, linear_u_triple,
                      quadratic_change, sparse_row_dot)
@@ -44,6 +44,51 @@ def _n_rows(spec):
         return lambda spec: spec.data.shape[0]
     if _is(spec, Model) or _is(spec, FireflyModel):
         return lambda spec: spec.n_rows
+
+
+def row_label(spec, i):
+    """``y_i`` of a linear model's spec, as float64: from ``spec.y``, or, when that is empty,
+    from its :data:`.specs.Matrix`'s float32 ``labels32``."""
+
+
+@overload(row_label, inline="always")
+def _row_label(spec, i):
+    if isinstance(spec.types[0], types.Array):
+        return lambda spec, i: spec.y[i]
+
+    def impl(spec, i):
+        if spec.y.shape[0] > 0:
+            return spec.y[i]
+        return np.float64(spec.X.labels32[i])
+    return impl
+
+
+def link_block(spec, U, first, count, order, values, slopes, curvatures):
+    """``spec.link_rows`` over rows ``first..first+count-1`` (``U``'s first ``count``
+    rows): their labels read in ``spec.y``, or copied from a :data:`.specs.Matrix`'s
+    float32 ``labels32`` (``spec.y`` empty) into float64 scratch."""
+
+
+@overload(link_block, inline="always")
+def _link_block(spec, U, first, count, order, values, slopes, curvatures):
+    if isinstance(spec.types[0], types.Array):
+        def direct(spec, U, first, count, order, values, slopes, curvatures):
+            spec.link_rows(U, spec.y, first, count, spec.params, order, values, slopes,
+                           curvatures)
+        return direct
+
+    def impl(spec, U, first, count, order, values, slopes, curvatures):
+        if spec.y.shape[0] > 0:
+            spec.link_rows(U, spec.y, first, count, spec.params, order, values, slopes,
+                           curvatures)
+            return
+        labels = np.empty(count)
+        for r in range(count):
+            labels[r] = spec.X.labels32[first + r]
+        spec.link_rows(U, borrow_read_only(labels), 0, count, spec.params, order, values,
+                       slopes, curvatures)
+        keep_alive(labels)
+    return impl
 
 
 def prefetch(spec, i):
@@ -268,8 +313,7 @@ def _matrix_pass(spec, theta, want_grad, gradient):
                 _block_row_u(spec, theta, U, r, U)
             else:
                 linear_u(spec, theta, first + r, U[r])
-        spec.link_rows(U, spec.y, first, count, spec.params, order, row_values, slopes,
-                       curvature)
+        link_block(spec, U, first, count, order, row_values, slopes, curvature)
         for r in range(count):
             i = first + r
             weight = row_weight(spec.weights, i)
@@ -339,7 +383,7 @@ def _row_terms(spec, theta, theta_prop, cv, i, work):
     if _is(spec, LinearSpec):
         def impl(spec, theta, theta_prop, cv, i, work):
             u, u_prop, u_center, d1, d2 = work
-            y = float(spec.y[i])
+            y = row_label(spec, i)
             weight = row_weight(spec.weights, i)
             proxy = 0.0
             if cv.use:

@@ -29,11 +29,14 @@ LinearSpec = namedtuple("LinearSpec", "X y weights params link link_rows n_outpu
 #: A linear model's ``X`` in any layout but a float64 array, so that the kernels compile
 #: once for those: ``kind`` (:data:`DENSE32` or :data:`SPARSE`) names the arrays that hold
 #: it (a float32 C-contiguous ``dense32``, or a CSR matrix's ``data``, ``indices`` and
-#: ``indptr``, see :data:`CSR`); the others are empty. ``shape`` is ``(N, D)`` for both.
+#: ``indptr``, see :data:`CSR`); the others are empty. ``labels32`` is ``y`` in float32 where
+#: it is exactly that (a float32 ``y`` given beside a float32 ``X``, or class indices),
+#: the spec's ``y`` then empty: a tall memory map's labels are not copied to float64
+#: (read as ``rows.row_label``). ``shape`` is ``(N, D)`` for both.
 #: The layout is a branch per row, which the processor predicts every time. A float64
 #: array, the common case, has a signature of its own (one for every layout compiles a
 #: third slower than one for float64 arrays alone: a first fit would wait longer).
-Matrix = namedtuple("Matrix", "kind dense32 data indices indptr shape")
+Matrix = namedtuple("Matrix", "kind dense32 data indices indptr labels32 shape")
 DENSE32, SPARSE = 1, 2
 #: A sparse ``X`` in compressed sparse rows: row ``i``'s values ``data[indptr[i]:indptr[i+1]]``
 #: in columns ``indices[...]`` (both int32), and its ``shape`` ``(N, D)``, so that the kernels
@@ -180,12 +183,12 @@ CSR_MATRIX = types.Tuple((readonly(F8, 1), readonly(I4, 1), readonly(I4, 1), typ
 
 #: A :data:`Matrix` as Python passes it (a plain tuple).
 MATRIX_DATA = types.Tuple((I8, readonly(F4, 2), readonly(F8, 1), readonly(I4, 1),
-                           readonly(I4, 1), types.UniTuple(I8, 2)))
+                           readonly(I4, 1), readonly(F4, 1), types.UniTuple(I8, 2)))
 
 
 def linear_spec_type(X):
     """The numba type of a :data:`LinearSpec` tuple with ``X`` of type ``X`` (``y`` is
-    float64 for every layout)."""
+    float64 for every layout; a :data:`Matrix` may hold it as ``labels32`` instead)."""
     return types.Tuple((X, readonly(F8, 1), WEIGHTS, IN_VECTOR, LINK, LINK_ROWS, I8, I8, I8))
 
 

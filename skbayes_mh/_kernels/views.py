@@ -22,7 +22,7 @@ def _matrix_view(X):
         return lambda X: borrow(X)
     if len(X) == len(Matrix._fields):
         return lambda X: Matrix(X[0], borrow(X[1]), borrow(X[2]), borrow(X[3]), borrow(X[4]),
-                                X[5])
+                                borrow(X[5]), X[6])
     return lambda X: CSR(borrow(X[0]), borrow(X[1]), borrow(X[2]), X[3])
 
 

@@ -106,6 +106,15 @@ def autoscale_spread(summary):
     return np.where(constant, 1.0, spread)
 
 
+def _labels_dtype(X, dtype=np.float32):
+    """The dtype the kernels read a model's ``y`` in beside ``X``: ``dtype`` (float32 when
+    ``y`` is exactly that: class indices, or a float32 ``y``) where ``X`` is a float32
+    array, so that a tall memory map's labels take 4 bytes a row (half of float64, a fifth
+    of ten float32 features); float64 otherwise."""
+    if not is_dask_array(X) and not sp.issparse(X) and X.dtype == np.float32:
+        return dtype
+    return np.float64
+
 class LinearMHEstimator(StoredParameters, BaseEstimator):
     """Parameters and ``fit`` common to the linear-model estimators.
 
@@ -369,21 +378,24 @@ class LinearMHEstimator(StoredParameters, BaseEstimator):
                             self.intercept_prior_scale, extra_scales=extra_scales)
         return self._family(), data, prior
 
-    def _class_indices(self, y, dtype):
-        """``y`` as indices into ``classes_`` in ``dtype`` (``y`` itself when it already is)."""
+    def _class_indices(self, y, X):
+        """``y`` as indices into ``classes_`` (``y`` itself when it already is), in the
+        labels' dtype for ``X`` (:func:`_labels_dtype`)."""
         if is_dask_array(y):
-            return encode_dask_labels(y, self.classes_, dtype)
-        return encode_labels(y, self.classes_, dtype)
+            return encode_dask_labels(y, self.classes_, np.float64)
+        return encode_labels(y, self.classes_, _labels_dtype(X))
 
     def _linear_data(self, X, y_model, weights):
-        """The data as the kernels read them: ``X`` where it is, ``y`` encoded, the sample
-        weights (empty: none)."""
+        """The data as the kernels read them: ``X`` where it is, ``y`` encoded (float32
+        where ``X`` is a float32 array and ``y`` already float32, else float64), the
+        sample weights (empty: none)."""
         if is_dask_array(X):
             return LinearData(X, y_model.astype(np.float64), weights,
                               bool(self.fit_intercept))
         if not sp.issparse(X):  # a sparse X is already as the kernels read it (_fit_data)
             X = read_only(np.ascontiguousarray(X))
-        y_model = read_only(np.ascontiguousarray(y_model, dtype=np.float64))
+        dtype = np.float32 if y_model.dtype == np.float32 else np.float64
+        y_model = read_only(np.ascontiguousarray(y_model, dtype=_labels_dtype(X, dtype)))
         return LinearData(X, y_model, weights, bool(self.fit_intercept))
 
     def __getstate__(self):

@@ -110,7 +110,7 @@ class MinibatchMHLogisticRegression(ClassifierMixin, PredictiveClassifierMixin,
                 f"Only binary classification is supported. The type of the target is "
                 f"{type_of_target(self.classes_)} ({self.classes_.size} classes); "
                 "use skbayes_mh.FireflySoftmaxClassifier for multiclass problems.")
-        data = self._linear_data(X, self._class_indices(y, np.float64), weights)
+        data = self._linear_data(X, self._class_indices(y, X), weights)
         prior = self._prior(GAUSSIAN, data, summary, 1, self.prior_scale,
                             self.intercept_prior_scale)
         return self._family(), data, prior

@@ -101,7 +101,7 @@ class FireflySoftmaxClassifier(ClassifierMixin, PredictiveClassifierMixin,
         self._store_parameters(locals())
 
     def _problem(self, X, y, weights, summary, acceptance):
-        data = self._linear_data(X, self._class_indices(y, np.float64), weights)
+        data = self._linear_data(X, self._class_indices(y, X), weights)
         family = self._family(acceptance)
         # Every block gets the same zero-mean Gaussian prior: the class blocks are then
         # independent and identically distributed, which makes the centred family's prior
