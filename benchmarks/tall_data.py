@@ -33,8 +33,12 @@ from _common import table
 
 
 class AnonymousPeak:
-    """The peak of this process's anonymous resident memory while the block runs, above
-    its level at the start."""
+    """The peak of this process's anonymous resident memory (``RssAnon``: not a memory
+    map's file pages) while the block runs, above its level at the start (``bytes``),
+    sampled every ``interval`` seconds."""
+
+    def __init__(self, interval=0.02):
+        self.interval = interval
 
     def __enter__(self):
         self.start = self.peak = _anonymous()
@@ -46,7 +50,7 @@ class AnonymousPeak:
     def _watch(self):
         while not self.done:
             self.peak = max(self.peak, _anonymous())
-            time.sleep(0.02)
+            time.sleep(self.interval)
 
     def __exit__(self, *exc):
         self.done = True

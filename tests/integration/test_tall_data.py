@@ -2,8 +2,6 @@
 every core with a result that does not depend on their number, a NaN or infinity is named
 by its row, and the memory-bounded structures (the sparse row pool, Firefly without the
 per-row tangent cache) sample the same posterior."""
-import threading
-import time
 import warnings
 from pathlib import Path
 
@@ -18,6 +16,7 @@ from skbayes_mh.models import _base as models_base
 from skbayes_mh.sampling import _samplers
 
 from _stats import assert_same_posterior
+from tall_data import AnonymousPeak
 
 N_ROWS = 20_000
 #: The thresholds as the package sets them (the fixture below sets one to 0 for each test).
@@ -236,37 +235,6 @@ def test_the_thresholds_paths_at_their_real_size(real_size, monkeypatch):
     assert recomputed.posterior_["rows_per_iteration"].mean() < 0.01 * REAL_ROWS
 
 
-class AnonymousPeak:
-    """The peak of this process's anonymous resident memory (``RssAnon``: not the memory
-    map's file pages) while the block runs, above its level at the start, sampled every
-    5 ms."""
-
-    def __enter__(self):
-        self.start = self.peak = _anonymous_bytes()
-        self.done = False
-        self.watcher = threading.Thread(target=self._watch, daemon=True)
-        self.watcher.start()
-        return self
-
-    def _watch(self):
-        while not self.done:
-            self.peak = max(self.peak, _anonymous_bytes())
-            time.sleep(0.005)
-
-    def __exit__(self, *exc):
-        self.done = True
-        self.watcher.join()
-        self.peak = max(self.peak, _anonymous_bytes())
-        self.bytes = self.peak - self.start
-
-
-def _anonymous_bytes():
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("RssAnon:"):
-            return int(line.split()[1]) * 1024
-    raise LookupError("no RssAnon in /proc/self/status")
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/status").exists(),
                     reason="anonymous memory is read from /proc/self/status (Linux only)")
@@ -285,7 +253,7 @@ def test_a_memmap_fit_adds_at_most_a_tenth_of_the_file_and_100_mb(real_size, mon
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # 100 draws: convergence is not the question here
         MinibatchMHLogisticRegression(random_state=1, **settings).fit(X, y)
-        with AnonymousPeak() as memory:
+        with AnonymousPeak(interval=0.005) as memory:
             MinibatchMHLogisticRegression(random_state=0, **settings).fit(X, y)
     assert memory.bytes <= 0.1 * file_bytes + 100 * 2**20, (
         f"+{memory.bytes / 2**20:.0f} MiB for a {file_bytes / 2**20:.0f} MiB file")
