@@ -120,7 +120,7 @@ def fit(X, y, acceptance, seed):
         model.fit(X, y)
         wall = time.perf_counter() - started
     seconds = model.posterior_["seconds"][:, -1]
-    kept_iterations = model.n_draws * model.thin_
+    kept_iterations = model.posterior_.n_draws * model.thin_  # n_draws may be "auto"
     rhat = max(float(np.nanmax(v)) for v in model.diagnostics_.r_hat.values())
     ess = min(float(np.nanmin(v)) for v in model.diagnostics_.ess_bulk.values())
     return {"wall": wall, "memory": memory.bytes, "setup": model.setup_time_,
