@@ -115,6 +115,7 @@ def _labels_dtype(X, dtype=np.float32):
         return dtype
     return np.float64
 
+
 class LinearMHEstimator(StoredParameters, BaseEstimator):
     """Parameters and ``fit`` common to the linear-model estimators.
 
