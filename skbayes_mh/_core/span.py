@@ -28,11 +28,13 @@ rounding of the largest are left in the complement: the likelihood moves by less
 rounding along them.
 """
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._data import LinearData
+from .._passes import chunks, map_stripes
 from .._validation import read_only
 from ..models._prior import GAUSSIAN, BuiltinPrior
 
@@ -216,13 +218,13 @@ def row_span(data, prior):
     else:
         # The columns' Gram matrix a block of rows at a time: no copy of X (a tall memory
         # map's rows stay where they are, and full-rank rows, the common case, cost one pass).
-        eigenvalues, vectors = np.linalg.eigh(_column_gram(X, centre, scale))
+        eigenvalues, vectors = np.linalg.eigh(_column_gram(data, centre, scale))
         keep = eigenvalues > GRAM_TOLERANCE * max(n, D) * max(eigenvalues[-1], 0.0)
         if keep.sum() >= D:
             return None
         # V itself: the reduced rows are Z V (U sqrt(lambda), with U = Z V / sqrt(lambda)).
         basis = np.ascontiguousarray(_signs_fixed(vectors[:, keep])[:, ::-1])
-        reduced_X = _z_product(X, centre, scale, basis)
+        reduced_X = _z_product(data, centre, scale, basis)
         left = np.empty((0, basis.shape[1]))  # unused: the basis applies V directly
     reduced = LinearData(read_only(reduced_X), data.y, data.weights, data.intercept)
     return RowSpan(reduced, _reduced_prior(prior, data.block, D, left.shape[1]), X, centre,
@@ -237,26 +239,33 @@ def _signs_fixed(directions):
     return directions * np.where(largest < 0, -1.0, 1.0)
 
 
-#: Rows of a dense ``X`` converted to float64 at a time by the column passes.
-_ROW_BLOCK = 1 << 16
+def _z_rows(data, centre, scale, start, stop):
+    """Rows ``start..stop-1`` of ``Z = (X - centre) * scale`` (dense ``X``), in float64."""
+    return (data.rows(start, stop) - centre) * scale
 
 
-def _column_gram(X, centre, scale):
-    """``Z' Z`` (D x D) for ``Z = (X - centre) * scale``, a block of rows at a time."""
-    D = X.shape[1]
-    gram = np.zeros((D, D))
-    for start in range(0, X.shape[0], _ROW_BLOCK):
-        Z = (np.asarray(X[start:start + _ROW_BLOCK], dtype=np.float64) - centre) * scale
-        gram += Z.T @ Z
-    return gram
+def _column_gram(data, centre, scale):
+    """``Z' Z`` (D x D): a full-data pass, a chunk of rows at a time on every core."""
+    return data.sum_parts(partial(_gram_part, centre, scale))[0]
 
 
-def _z_product(X, centre, scale, V):
-    """``Z V`` (n x r) for ``Z = (X - centre) * scale``, a block of rows at a time."""
-    out = np.empty((X.shape[0], V.shape[1]))
-    for start in range(0, X.shape[0], _ROW_BLOCK):
-        Z = (np.asarray(X[start:start + _ROW_BLOCK], dtype=np.float64) - centre) * scale
-        out[start:start + _ROW_BLOCK] = Z @ V
+def _gram_part(centre, scale, part, start, stop):
+    gram = 0.0
+    for a, b in chunks(start, stop):
+        Z = _z_rows(part, centre, scale, a, b)
+        gram = gram + Z.T @ Z
+    return (gram,)
+
+
+def _z_product(data, centre, scale, V):
+    """``Z V`` (n x r), a chunk of rows at a time on every core."""
+    out = np.empty((data.n_rows, V.shape[1]))
+
+    def stripe(start, stop):
+        for a, b in chunks(start, stop):
+            out[a:b] = _z_rows(data, centre, scale, a, b) @ V
+
+    map_stripes(stripe, data.n_rows)
     return out
 
 
