@@ -8,7 +8,7 @@ import time
 
 import joblib
 import numpy as np
-from joblib._parallel_backends import SequentialBackend, ThreadingBackend
+from joblib._parallel_backends import LokyBackend, SequentialBackend, ThreadingBackend
 from joblib.parallel import get_active_backend
 from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
@@ -44,7 +44,8 @@ def run_in_parallel(function, arguments, n_jobs):
     Under Dask or Ray each call is its own task, so that a worker that dies under one
     (after the backend's retries: Dask re-runs a task up to 3 times, Ray 3) loses that call
     only: its place holds a :class:`WorkerLost` (joblib would abandon every call, and with
-    Dask wait for ever). An exception a call raises is raised here.
+    Dask wait for ever). On joblib's loky processes the calls that had not returned when a
+    worker died run again (:func:`_loky_tasks`). An exception a call raises is raised here.
     """
     backend, _ = get_active_backend(prefer="threads")
     client = getattr(backend, "client", None)
@@ -59,10 +60,54 @@ def run_in_parallel(function, arguments, n_jobs):
         # Chains side by side each call BLAS (a full-data pass's matrix products) with
         # BLAS's own threads: OpenBLAS's threads then wait on each other (MNIST 1 vs 7, two
         # chains: each 3 times slower than alone). One BLAS thread per chain instead.
+        if together and isinstance(backend, LokyBackend):
+            return _loky_tasks(function, arguments, jobs)
         with one_blas_thread() if together \
                 else contextlib.nullcontext():
             return Parallel(n_jobs=jobs, prefer="threads")(
                 delayed(function)(*a) for a in arguments)
+
+
+#: On loky's processes, a call whose worker died under it this many times while it ran
+#: alone is given up (Dask and Ray retry a task 3 times too).
+LOKY_ATTEMPTS = 3
+
+
+def _indexed_call(function, arguments, k):
+    return k, function(*arguments)
+
+
+def _loky_tasks(function, arguments, jobs):
+    """:func:`run_in_parallel` on joblib's loky worker processes, keeping every call that
+    returned when a worker dies: loky then ends its whole pool (``TerminatedWorkerError``)
+    and joblib abandons every call. The calls that had not returned run again in a new
+    pool: first together (a worker killed from outside, or out of memory once, costs one
+    more run of what it stopped); after a second death one at a time, so that the call
+    under which a worker dies is known, and a call under which it died
+    :data:`LOKY_ATTEMPTS` times alone is given up: its place holds a :class:`WorkerLost`.
+    A chain's draws depend only on its arguments (its seed), so a call run again returns
+    what it would have the first time."""
+    from joblib.externals.loky.process_executor import TerminatedWorkerError
+
+    pending = object()
+    results = [pending] * len(arguments)
+    deaths = [0] * len(arguments)
+    for round_ in range(2 + LOKY_ATTEMPTS):  # two together, then each call alone
+        missing = [k for k, result in enumerate(results) if result is pending]
+        if not missing:
+            break
+        groups = [missing] if round_ < 2 else [[k] for k in missing]
+        for group in groups:
+            try:
+                for k, value in Parallel(n_jobs=jobs, return_as="generator_unordered")(
+                        delayed(_indexed_call)(function, arguments[k], k) for k in group):
+                    results[k] = value
+            except TerminatedWorkerError as error:
+                if len(group) == 1:
+                    deaths[group[0]] += 1
+                    if deaths[group[0]] >= LOKY_ATTEMPTS:
+                        results[group[0]] = WorkerLost(error)
+    return results
 
 
 def _call(function, arguments, k):

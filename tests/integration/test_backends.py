@@ -265,12 +265,13 @@ def fit_within(seconds, context, estimator, X, y):
     return outcome["fit"]
 
 
-@pytest.mark.parametrize("backend", ["dask", "ray"])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_a_worker_that_dies_mid_fit_loses_nothing_else(backends, threaded_fits, backend,
                                                        monkeypatch, tmp_path):
-    """A worker process that dies under a chain: once, the backend runs the chain again and
-    the fit equals the threaded one; every time (its retries spent), the fit keeps the
-    other chain, warns naming the lost one, and returns (no hang)."""
+    """A worker process that dies under a chain: once, the chain runs again and the fit
+    equals the threaded one; every time (the retries spent), the fit keeps the other
+    chain, warns naming the lost one, and returns (no hang). Loky ends its whole pool when
+    a worker dies, so there the other chain ran again too (in a new pool)."""
     import skbayes_mh._core.fit as fit_module
     from skbayes_mh.sampling import chain_seeds
 
