@@ -21,6 +21,7 @@ from ..proposals import resolve_proposal
 from ..sampling import (Progress, ScaleTuner, Shape, Target, chain_kernel, chain_seeds,
                         continue_chain, interruptible, run_chain, run_in_parallel, sampler_for)
 from ..sampling._parallel import WorkerLost, runs_in_this_process
+from ..sampling._shared import sharing_scope
 from ..sampling._schedule import TemperatureSchedule
 from .auto import (choose_laplace, choose_proposal, choose_thin, choose_warmup, is_auto,
                    shaped_for_paths, warmup_bound)
@@ -195,7 +196,9 @@ def fit_posterior(family, data, prior, acceptance, settings, passes=None, starte
             span.prior = prior
     small = family.n_params(data) <= ONE_BLAS_THREAD_MAX_PARAMS
     with one_blas_thread() if small else contextlib.nullcontext():
-        result = _fit_posterior(family, data, prior, acceptance, settings, passes, started)
+        with sharing_scope():  # Ray's workers get the data once for every round
+            result = _fit_posterior(family, data, prior, acceptance, settings, passes,
+                                    started)
     result.prior_scale = scale
     return _completed(result, span)
 
@@ -301,7 +304,7 @@ def continue_posterior(chains, data, settings, span=None):
     per_chain = max((have if auto_draws else settings.n_draws) - have, 0) * chains[0].thin
     progress = Progress(settings.n_chains, per_chain, settings.verbose, settings.name)
     stopped = None
-    with interruptible(settings.name) as stop:
+    with interruptible(settings.name) as stop, sharing_scope():
         try:
             if auto_draws:  # on from where the chains are, as far as the rule says
                 chains, stopped = draw_until_converged(chains, settings, stop, progress,

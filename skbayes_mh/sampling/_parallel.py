@@ -14,6 +14,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
 
 from .._passes import one_blas_thread, share_of_cores
+from ._shared import sending_targets_once, sharing_scope
 
 
 def chain_seeds(random_state, n_chains):
@@ -135,16 +136,18 @@ def _ray_tasks(function, arguments):
         "WorkerCrashedError", "RayActorError", "NodeDiedError", "ObjectLostError",
         "OwnerDiedError") if hasattr(exceptions, name))
     task = ray.remote(_call)
-    everything = ray.put(list(arguments))
-    references = [task.remote(function, everything, k) for k in range(len(arguments))]
+    with sharing_scope():  # the results' targets resolve to the ones sent
+        with sending_targets_once():
+            everything = ray.put(list(arguments))
+        references = [task.remote(function, everything, k) for k in range(len(arguments))]
 
-    def get(reference):
-        try:
-            return ray.get(reference)
-        except exceptions.RayTaskError as error:  # the call raised: raise that here
-            raise error.as_instanceof_cause() from None
+        def get(reference):
+            try:
+                return ray.get(reference)
+            except exceptions.RayTaskError as error:  # the call raised: raise that here
+                raise error.as_instanceof_cause() from None
 
-    return _gathered(references, get, lost)
+        return _gathered(references, get, lost)
 
 
 def _gathered(tasks, get, lost):

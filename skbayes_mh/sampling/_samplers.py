@@ -143,6 +143,24 @@ class MHState(ChainState):
     #: sparse above (memory for the largest minibatch only); empty for the exact tests.
     pool: tuple
 
+    def __getstate__(self):
+        # A sparse pool's arrays are reserved at 7 N entries (588 MB at 10^7 rows), which
+        # the operating system commits only where written, but pickling copies them whole
+        # (a chain sent to a process worker and back, every round). What they hold between
+        # two tests is never read again: each test's batch starts by clearing the table of
+        # the entries it lists. So a sparse pool travels as its size, and arrives new.
+        state = dict(self.__dict__)
+        rows, _, _, counters = self.pool
+        if rows.size and counters[2] == 0:
+            state["pool"] = ("sparse pool", rows.shape[0])
+        return state
+
+    def __setstate__(self, state):
+        pool = state["pool"]
+        if isinstance(pool[0], str):
+            state = {**state, "pool": new_pool(pool[1], False)}
+        super().__setstate__(state)
+
 
 class _Sampler:
     """What every chain sampler shares: ``run``, under the target's temperature or a

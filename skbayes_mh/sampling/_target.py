@@ -11,6 +11,7 @@ from .._kernels.passes import linear_derivatives, row_sums
 from .._data import multiply, sum_each_row
 from .._passes import PASS_CHUNK, chunks, sum_stripes
 from .._validation import check_dense_matrix
+from ._shared import reduce_target
 from ..models._optimize import (LowRankCovariance, full_covariance_affordable,
                                 low_rank_directions)
 
@@ -112,6 +113,10 @@ class Target:
             target.lipschitz = model.lipschitz(data.max_row_norm())
             target.n_passes += 1
         return target
+
+    def __reduce__(self):
+        # Sent to Ray's workers within a fit: a handle to one copy (``_shared.py``).
+        return reduce_target(self)
 
     def kernel_model(self, used=BOTH_OPS):
         """The :data:`~skbayes_mh._kernels.specs.MODEL` tuple the chain loops take

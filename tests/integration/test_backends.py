@@ -201,6 +201,31 @@ def test_sample_gives_the_same_draws_on_each_backend(backends, backend):
         np.testing.assert_array_equal(far.n_data_read, local.n_data_read)
 
 
+def test_ray_receives_a_fits_data_once(backends, monkeypatch):
+    """Under Ray a fit's target (its data) is put in the object store once, however many
+    rounds of chains the fit runs (``n_draws="auto"`` continues them in rounds), and every
+    chain comes back holding this process's target, not a copy of it."""
+    from skbayes_mh.sampling import _parallel, _shared
+
+    context = backends["ray"]
+    puts, rounds = [], []
+    put, ray_tasks = _shared._put, _parallel._ray_tasks
+    monkeypatch.setattr(_shared, "_put", lambda target: puts.append(target) or put(target))
+    monkeypatch.setattr(_parallel, "_ray_tasks",
+                        lambda *a: rounds.append(a) or ray_tasks(*a))
+    X, y = make_data("classification", binary=True)
+    settings = dict(n_draws="auto", n_warmup=40, n_chains=2, n_jobs=2, random_state=0,
+                    warm_start=True)  # keeps the chains (and their targets) in _chains
+    with context():
+        fit = MinibatchMHLogisticRegression(**settings).fit(X, y)
+    assert len(rounds) >= 2
+    assert len(puts) == 1
+    assert all(chain.sampler.target is puts[0] for chain in fit._chains)
+    assert "_put" not in puts[0].__dict__  # released when the fit ended
+    threaded = MinibatchMHLogisticRegression(**settings).fit(X, y)
+    np.testing.assert_array_equal(fit.posterior_["coef"], threaded.posterior_["coef"])
+
+
 def test_a_chain_from_ray_continues_in_threads(backends):
     """A warm-start fit continues chains that came back from Ray workers, whose state
     arrives as read-only views, and equals one fit asked for every draw at once."""

@@ -344,3 +344,28 @@ def test_a_fit_draws_the_same_whether_its_chains_write_in_place(monkeypatch):
     gathered = quiet(MinibatchMHLogisticRegression(**settings), X, y)
     for name in ("coef", "intercept"):
         np.testing.assert_array_equal(in_place.posterior_[name], gathered.posterior_[name])
+
+
+def test_a_sparse_row_pool_travels_as_its_size_and_the_chain_continues_the_same(monkeypatch):
+    """A chain sent to a process worker and back (pickled) carries a sparse row pool (the
+    default above about 10^6 rows, forced here) as its size: its arrays, reserved at 7 N
+    entries, hold nothing a later test reads. The chain continues draw for draw as the one
+    that never travelled."""
+    from skbayes_mh.sampling import _samplers, continue_chain
+
+    monkeypatch.setattr(_samplers, "DENSE_POOL_MAX_ROWS", 0)
+    rng = np.random.default_rng(4)
+    n_rows = 20_000
+    X = rng.normal(size=(n_rows, 3))
+    y = (rng.random(n_rows) < 1.0 / (1.0 + np.exp(-X @ [0.5, -0.3, 0.2]))).astype(int)
+    fit = quiet(MinibatchMHLogisticRegression(acceptance="minibatch", n_draws=50,
+                                              warm_start=True, n_jobs=1, **SHORT), X, y)
+    chain = fit._chains[0]
+    assert chain.state.pool[2].shape == (n_rows, 3)  # sparse: reserved at N entries
+    assert len(pickle.dumps(chain.state)) < 2_000 < 7 * 8 * n_rows
+    travelled = pickle.loads(pickle.dumps(chain))
+    assert travelled.state.pool[2].shape == (n_rows, 3)
+    here, there = continue_chain(chain, 150), continue_chain(travelled, 150)
+    np.testing.assert_array_equal(there.draws, here.draws)
+    np.testing.assert_array_equal(there.stats["n_data_read"], here.stats["n_data_read"])
+    assert here.stats["n_data_read"].mean() < 0.5 * n_rows  # the minibatches drew rows
