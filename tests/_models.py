@@ -1,10 +1,17 @@
 """Models (per-datum log-likelihoods and priors, module level and cached), data makers,
 settings and helpers that the tests share."""
+import contextlib
 import math
+import os
+import signal
+import sys
+import threading
+import time
 import warnings
 
 import numba
 import numpy as np
+import pytest
 from skbayes_mh.models import LogisticModel
 from _user_models import (logistic_gradient, logistic_hessian, logistic_lipschitz,  # noqa: F401
                           logistic_loglik)  # benchmarks/, see conftest
@@ -360,3 +367,35 @@ def assert_chains_match(draws, mean, sd, slack=0.0):
         assert abs(chains.mean() - mean[k]) < 4 * standard_error + slack * sd[k]
         effective = chains.var() / standard_error**2
         assert abs(chains.std() / sd[k] - 1) < 4 / np.sqrt(2 * effective) + slack
+
+
+@contextlib.contextmanager
+def interrupt_after(seconds):
+    """Send this process SIGINT (Ctrl-C) after ``seconds`` unless the block has ended by
+    then (so that no signal outlives its test); yields ``{"at": time it was sent}``."""
+    sent, done = {}, threading.Event()
+
+    def fire():
+        if not done.wait(seconds):
+            sent["at"] = time.perf_counter()
+            os.kill(os.getpid(), signal.SIGINT)
+
+    timer = threading.Thread(target=fire, daemon=True)
+    timer.start()
+    try:
+        yield sent
+    finally:
+        done.set()
+        timer.join()
+
+
+def timed(call):
+    """Seconds ``call()`` takes."""
+    started = time.perf_counter()
+    call()
+    return time.perf_counter() - started
+
+
+needs_main_thread = pytest.mark.skipif(
+    threading.current_thread() is not threading.main_thread() or sys.platform == "win32",
+    reason="Ctrl-C is delivered to the main thread, where the handler is installed")

@@ -1,10 +1,13 @@
 """Chains side by side: one seed per chain drawn up front, chains in parallel through joblib
 (threads by default: the kernels release the GIL), and their progress."""
 import contextlib
+import os
 import signal
 import sys
+import tempfile
 import threading
 import time
+import uuid
 
 import joblib
 import numpy as np
@@ -293,20 +296,49 @@ class _ChainProgress:
 
 class StopSignal:
     """A ``threading.Event`` for the chains: ``set()``, ``is_set()``. Sent to another
-    process (a Dask or Ray joblib backend), it becomes one that is never set there: Ctrl-C
-    reaches the chains in this process's threads only."""
+    process (loky, Dask or Ray workers), it becomes one that watches a flag file, which
+    this one creates when it is set: Ctrl-C reaches chains on this machine's worker
+    processes between two chunks (a stat of one file a chunk), and they return their draws
+    so far; chains on another machine never see it and run to their end. :meth:`close`
+    removes the file."""
 
     def __init__(self):
         self._event = threading.Event()
+        self._flag = None  # the flag file's path, chosen when first sent elsewhere
+        self._lock = threading.RLock()  # the Ctrl-C handler may run while it is held
 
     def set(self):
-        self._event.set()
+        with self._lock:
+            self._event.set()
+            if self._flag is not None:
+                _touch(self._flag)
 
     def is_set(self):
-        return self._event is not None and self._event.is_set()
+        if self._event is not None:
+            return self._event.is_set()
+        return os.path.exists(self._flag)
+
+    def close(self):
+        """Remove the flag file, if one was made."""
+        if self._event is not None and self._flag is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(self._flag)
 
     def __getstate__(self):
-        return {"_event": None}
+        if self._event is None:  # sent on from a worker
+            return {"_event": None, "_flag": self._flag}
+        with self._lock:
+            if self._flag is None:
+                self._flag = os.path.join(tempfile.gettempdir(),
+                                          f"skbayes_mh-stop-{uuid.uuid4().hex}")
+                if self._event.is_set():
+                    _touch(self._flag)
+        return {"_event": None, "_flag": self._flag}
+
+
+def _touch(path):
+    with open(path, "w"):
+        pass
 
 
 @contextlib.contextmanager
@@ -317,8 +349,17 @@ def interruptible(description):
     (where signal handlers cannot be installed) the event is never set by Ctrl-C.
     """
     stop = StopSignal()
+    try:
+        with _stopped_by_ctrl_c(stop, description):
+            yield stop
+    finally:
+        stop.close()
+
+
+@contextlib.contextmanager
+def _stopped_by_ctrl_c(stop, description):
     if threading.current_thread() is not threading.main_thread():
-        yield stop
+        yield
         return
     previous = signal.getsignal(signal.SIGINT)
 
@@ -332,9 +373,9 @@ def interruptible(description):
     try:
         signal.signal(signal.SIGINT, handler)
     except ValueError:  # e.g. an embedded interpreter without signal support
-        yield stop
+        yield
         return
     try:
-        yield stop
+        yield
     finally:
         signal.signal(signal.SIGINT, previous)

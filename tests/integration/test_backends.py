@@ -9,6 +9,8 @@ pins. ``DATA_BYTES`` is above every threshold.
 """
 import importlib
 import os
+import time
+import warnings
 
 import joblib
 import numba
@@ -21,7 +23,7 @@ import skbayes_mh
 from skbayes_mh import MinibatchMHLogisticRegression
 from skbayes_mh.linear_model import ESTIMATORS as REGISTERED
 
-from _models import target_kind
+from _models import interrupt_after, needs_main_thread, target_kind, timed
 
 #: Every estimator on each joblib backend (optional extras), about two minutes.
 pytestmark = pytest.mark.slow
@@ -313,6 +315,36 @@ def test_a_worker_that_dies_mid_fit_loses_nothing_else(backends, threaded_fits, 
                                          r"other 1 "):
         fit = fit_within(180, context, MinibatchMHLogisticRegression(**FIT), X, y)
     np.testing.assert_array_equal(fit.posterior_["coef"], reference[:1])
+
+
+@needs_main_thread
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_ctrl_c_stops_the_chains_on_worker_processes_and_keeps_their_draws(backends,
+                                                                           backend):
+    """Ctrl-C in this process reaches chains running on this machine's worker processes
+    (through a flag file their stop signal watches between chunks): the fit returns within
+    seconds with the draws every chain reached."""
+    context = backends[backend]
+    X, y = make_data("classification", binary=True)
+    settings = dict(acceptance="metropolis", n_warmup=100, n_chains=2, n_jobs=2,
+                    random_state=3)
+    short = MinibatchMHLogisticRegression(**{**settings, "n_draws": 5})
+    with context():
+        short.fit(X, y)  # the workers started and their kernels loaded
+        # The signal comes well after the warm-up, however loaded the machine.
+        warmup = timed(lambda: short.fit(X, y))
+        clf = MinibatchMHLogisticRegression(**{**settings, "n_draws": 10**6})
+        with interrupt_after(max(2.0, 3 * warmup)) as sent, \
+                warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            clf.fit(X, y)
+    assert "at" in sent, "fit returned before Ctrl-C was sent"
+    waited = time.perf_counter() - sent["at"]
+    assert waited < 5.0, f"fit returned {waited:.2f} s after Ctrl-C"
+    assert clf.interrupted_
+    assert any("was interrupted: it keeps the first" in str(w.message) for w in caught)
+    coef = clf.posterior_["coef"]
+    assert coef.shape[0] == 2 and 0 < coef.shape[1] < 10**6 and np.all(np.isfinite(coef))
 
 
 def test_read_only_inputs_everywhere_give_the_same_draws():

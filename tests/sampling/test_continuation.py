@@ -5,9 +5,7 @@ state, generator and frozen proposal (and Firefly's bright set). Ctrl-C must sto
 chain, worker threads included, within about a second and keep the draws so far.
 """
 import contextlib
-import os
 import pickle
-import signal
 import sys
 import threading
 import time
@@ -23,7 +21,7 @@ from skbayes_mh import (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
 from skbayes_mh.linear_model import ESTIMATORS
 from skbayes_mh.sampling import _driver
 
-from _models import gaussian_mean_loglik, target_kind
+from _models import gaussian_mean_loglik, interrupt_after, needs_main_thread, target_kind, timed
 
 SHORT = dict(n_warmup=100, n_chains=2, random_state=0)
 
@@ -122,38 +120,6 @@ def tall_breast_cancer():
     return np.tile(X, (20, 1)), np.tile(y, 20)
 
 
-@contextlib.contextmanager
-def interrupt_after(seconds):
-    """Send this process SIGINT (Ctrl-C) after ``seconds`` unless the block has ended by
-    then (so that no signal outlives its test); yields ``{"at": time it was sent}``."""
-    sent, done = {}, threading.Event()
-
-    def fire():
-        if not done.wait(seconds):
-            sent["at"] = time.perf_counter()
-            os.kill(os.getpid(), signal.SIGINT)
-
-    timer = threading.Thread(target=fire, daemon=True)
-    timer.start()
-    try:
-        yield sent
-    finally:
-        done.set()
-        timer.join()
-
-
-def timed(call):
-    """Seconds ``call()`` takes."""
-    started = time.perf_counter()
-    call()
-    return time.perf_counter() - started
-
-
-needs_main_thread = pytest.mark.skipif(
-    threading.current_thread() is not threading.main_thread() or sys.platform == "win32",
-    reason="Ctrl-C is delivered to the main thread, where the handler is installed")
-
-
 @pytest.mark.slow
 @needs_main_thread
 def test_ctrl_c_stops_every_chain_within_a_second_keeps_draws_and_continues():
@@ -205,7 +171,6 @@ def test_ctrl_c_in_sample_returns_the_draws_so_far():
 def test_a_set_stop_event_stops_worker_threads_between_chunks(monkeypatch):
     """The mechanism without a signal: chains in worker threads check the event between
     chunks of at most about MAX_CHUNK_SECONDS."""
-    import contextlib
 
     from skbayes_mh._core import fit as core
 
