@@ -5,12 +5,17 @@ Each pass runs the same per-part function as on local data (``LinearData.map_par
 per row block, on the worker that holds the block; only the partial sums (a few numbers,
 a ``(d, d)`` Hessian) travel back, and are added in block order. The chains then read the
 rows at random, which needs the rows on the machine that runs them: :func:`gather` brings
-them there after the passes. Data that cannot be gathered on one machine are fitted shard
-by shard instead (:class:`~skbayes_mh.ConsensusMonteCarlo`).
+them there after the passes: into memory, or into memory-mapped files on the local disk
+where they would take more than half the memory available. Data that cannot be gathered on
+one machine's disk are fitted shard by shard instead
+(:class:`~skbayes_mh.ConsensusMonteCarlo`).
 
 Dask is imported only when a Dask array arrives (it is an optional dependency).
 """
+import os
 import sys
+import tempfile
+import weakref
 
 import numpy as np
 
@@ -126,12 +131,92 @@ def map_dask_parts(function, data):
 
 
 def gather(data):
-    """``data`` with its rows brought into this process's memory (for the chains)."""
+    """``data`` with its rows brought to this machine for the chains: into this process's
+    memory, or, where ``X`` and ``y`` take more than :data:`GATHER_IN_MEMORY_MAX_SHARE` of
+    the memory available (:func:`available_memory`), block by block into read-only memmaps
+    (:func:`gather_to_disk`), which the chains read in place as they read any memmap."""
     import dask
-    X, y = dask.compute(data.X, data.y)
+    nbytes = data.X.nbytes + data.y.shape[0] * np.dtype(np.float64).itemsize
+    available = available_memory()
+    if available is not None and nbytes > GATHER_IN_MEMORY_MAX_SHARE * available:
+        X = gather_to_disk(data.X)
+        y = gather_to_disk(data.y.astype(np.float64))
+    else:
+        X, y = dask.compute(data.X, data.y)
     X = read_only(np.ascontiguousarray(X))
     return type(data)(X, read_only(np.ascontiguousarray(y, dtype=np.float64)), data.weights,
                       data.intercept)
+
+
+#: A ``dask.array``'s rows are gathered into memory up to this share of the memory the
+#: machine has available, into memory-mapped files above (:func:`gather`).
+GATHER_IN_MEMORY_MAX_SHARE = 0.5
+#: The environment variable naming the folder of those files (default: the system's
+#: temporary folder, ``tempfile.gettempdir()``).
+TEMP_FOLDER_VARIABLE = "SKBAYES_MH_TEMP_FOLDER"
+#: :func:`gather_to_disk` computes row blocks at most this many bytes at a time.
+GATHER_BATCH_BYTES = 1 << 28
+
+
+def available_memory():
+    """Bytes of memory available to new allocations without swapping: Linux's
+    ``MemAvailable`` (free memory and the page cache it may reclaim); elsewhere the free
+    pages (``os.sysconf``); None when neither is known."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def gather_to_disk(array):
+    """A ``dask.array`` (rows in blocks, whole rows each) written block by block into a
+    ``.npy`` file in the folder :data:`TEMP_FOLDER_VARIABLE` names, and read back as a
+    read-only memmap. At most :data:`GATHER_BATCH_BYTES` of blocks (and at least one)
+    are in this process's memory at a time; the page cache holds the rest, as for any
+    memmap. The file is removed when the memmap and every view of it are freed (or at
+    exit)."""
+    import dask
+
+    folder = os.environ.get(TEMP_FOLDER_VARIABLE) or tempfile.gettempdir()
+    handle, path = tempfile.mkstemp(prefix="skbayes_mh-rows-", suffix=".npy", dir=folder)
+    os.close(handle)
+    try:
+        out = np.lib.format.open_memmap(path, mode="w+", dtype=array.dtype,
+                                        shape=array.shape)
+        bounds = np.concatenate([[0], np.cumsum(array.chunks[0])]).astype(np.int64)
+        row_bytes = array.dtype.itemsize * int(np.prod(array.shape[1:], dtype=np.int64))
+        first = 0
+        while first < len(bounds) - 1:
+            last = first + 1  # blocks [first, last) in one compute, within the budget
+            while (last < len(bounds) - 1
+                   and (bounds[last + 1] - bounds[first]) * row_bytes <= GATHER_BATCH_BYTES):
+                last += 1
+            blocks = dask.compute(*[array.blocks[k] for k in range(first, last)])
+            for k, block in zip(range(first, last), blocks):
+                out[bounds[k]:bounds[k + 1]] = block
+            first = last
+        out.flush()
+        del out
+        rows = np.load(path, mmap_mode="r")
+    except BaseException:
+        _remove(path)
+        raise
+    weakref.finalize(rows, _remove, path)
+    return rows
+
+
+def _remove(path):
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
 
 
 def take_rows(data, rows):

@@ -186,6 +186,53 @@ def test_dask_array_fit_on_a_local_cluster_matches_the_in_memory_fit(client):
     np.testing.assert_array_equal(remote.classes_, [0, 1])
 
 
+def test_rows_above_the_memory_share_are_gathered_on_disk_and_the_file_removed(
+        client, monkeypatch, tmp_path):
+    """A ``dask.array`` whose rows would take more than the memory share allowed is written
+    block by block into memmaps in the folder ``SKBAYES_MH_TEMP_FOLDER`` names; the chains
+    read them in place and take the draws of the same fit gathered into memory, and the
+    files go when the fit's arrays are freed (the share is forced to 0 here, and the
+    blocks are gathered a few at a time)."""
+    import gc
+
+    from skbayes_mh import _dask, _data
+
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((20_000, 3))
+    y = (rng.random(20_000) < 1 / (1 + np.exp(-X @ [1.0, -1.0, 0.5] - 0.3))).astype(int)
+    X_dask, y_dask = da.from_array(X, chunks=3000), da.from_array(y, chunks=3000)
+    settings = dict(n_draws=200, n_warmup=200, n_chains=2, random_state=0)
+    in_memory = MinibatchMHLogisticRegression(**settings).fit(X_dask, y_dask)
+    monkeypatch.setattr(_dask, "GATHER_IN_MEMORY_MAX_SHARE", 0.0)
+    monkeypatch.setattr(_dask, "GATHER_BATCH_BYTES", 7000 * X.shape[1] * X.itemsize)
+    monkeypatch.setenv(_dask.TEMP_FOLDER_VARIABLE, str(tmp_path))
+    gathered = []
+    gather = _dask.gather
+
+    def spy(data):
+        gathered.append(gather(data))
+        files = sorted(path.name for path in tmp_path.iterdir())
+        assert len(files) == 2 and all(name.endswith(".npy") for name in files)
+        return gathered[-1]
+
+    monkeypatch.setattr(_data, "gather", spy)
+    on_disk = MinibatchMHLogisticRegression(**settings).fit(X_dask, y_dask)
+    rows = gathered[0]
+    bases = [rows.X]
+    while getattr(bases[-1], "base", None) is not None:
+        bases.append(bases[-1].base)
+    assert any(isinstance(base, np.memmap) for base in bases)
+    np.testing.assert_array_equal(np.asarray(rows.X), X)
+    np.testing.assert_array_equal(np.asarray(rows.y), y)
+    # The same chains up to rounding: the kernels' vectorised sums peel by the rows'
+    # address alignment, which differs between the file's pages and a fresh allocation.
+    np.testing.assert_allclose(on_disk.posterior_["coef"], in_memory.posterior_["coef"],
+                               rtol=1e-12, atol=1e-12)
+    del on_disk, rows, bases, gathered[:]
+    gc.collect()
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_dask_errors_name_the_row_and_the_problem(client):
     X, y = gaussian_regression(1000)
     X[617, 1] = np.nan
