@@ -399,3 +399,25 @@ def timed(call):
 needs_main_thread = pytest.mark.skipif(
     threading.current_thread() is not threading.main_thread() or sys.platform == "win32",
     reason="Ctrl-C is delivered to the main thread, where the handler is installed")
+
+
+def interrupted_fit(settings, X, y, within):
+    """A ``MinibatchMHLogisticRegression(**settings)`` fit asked for 10^6 draws and sent
+    Ctrl-C at three times a 5-draw fit's time (at least 2 s: well after the warm-up,
+    however loaded the machine), checked to have returned within ``within`` seconds of the
+    signal, interrupted, with its warning; the fitted estimator."""
+    from skbayes_mh import MinibatchMHLogisticRegression
+
+    warmup = timed(lambda: quiet_fit(
+        MinibatchMHLogisticRegression(**{**settings, "n_draws": 5}), X, y))
+    clf = MinibatchMHLogisticRegression(**{**settings, "n_draws": 10**6})
+    with interrupt_after(max(2.0, 3 * warmup)) as sent, \
+            warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf.fit(X, y)
+    assert "at" in sent, "fit returned before Ctrl-C was sent"
+    waited = time.perf_counter() - sent["at"]
+    assert waited < within, f"fit returned {waited:.2f} s after Ctrl-C"
+    assert clf.interrupted_
+    assert any("was interrupted: it keeps the first" in str(w.message) for w in caught)
+    return clf
