@@ -127,6 +127,7 @@ def _dask_tasks(client, function, arguments):
     # whichever workers died (scattered arguments die with the workers that hold them).
     from distributed import KilledWorker
 
+    _reach_stop_signals(arguments, "dask", client)
     futures = [client.submit(function, *a, pure=False) for a in arguments]
     return _gathered(futures, lambda future: future.result(), (KilledWorker,))
 
@@ -139,6 +140,7 @@ def _ray_tasks(function, arguments):
         "WorkerCrashedError", "RayActorError", "NodeDiedError", "ObjectLostError",
         "OwnerDiedError") if hasattr(exceptions, name))
     task = ray.remote(_call)
+    _reach_stop_signals(arguments, "ray")
     with sharing_scope():  # the results' targets resolve to the ones sent
         with sending_targets_once():
             everything = ray.put(list(arguments))
@@ -151,6 +153,15 @@ def _ray_tasks(function, arguments):
                 raise error.as_instanceof_cause() from None
 
         return _gathered(references, get, lost)
+
+
+def _reach_stop_signals(arguments, cluster, client=None):
+    """:meth:`StopSignal.reach` the cluster for every stop signal among the calls'
+    arguments."""
+    for call_arguments in arguments:
+        for value in call_arguments:
+            if isinstance(value, StopSignal):
+                value.reach(cluster, client)
 
 
 def _gathered(tasks, get, lost):
@@ -294,51 +305,171 @@ class _ChainProgress:
         return {"progress": None, "c": self.c}
 
 
+#: A chain on a worker process asks the cluster (a Dask event, a Ray named actor) whether
+#: Ctrl-C was pressed at most this often; the flag file is read every chunk.
+REMOTE_CHECK_SECONDS = 0.5
+#: Seconds a fit's end waits for the cluster to have been told to stop, before it
+#: removes what it made there.
+CLUSTER_TIMEOUT = 30.0
+
+
 class StopSignal:
     """A ``threading.Event`` for the chains: ``set()``, ``is_set()``. Sent to another
     process (loky, Dask or Ray workers), it becomes one that watches a flag file, which
     this one creates when it is set: Ctrl-C reaches chains on this machine's worker
     processes between two chunks (a stat of one file a chunk), and they return their draws
-    so far; chains on another machine never see it and run to their end. :meth:`close`
-    removes the file."""
+    so far. Chains on another machine's Dask or Ray workers, which cannot see this
+    machine's files, ask the cluster instead (:meth:`reach`: a Dask ``Event``, or a Ray
+    actor by name, which :meth:`set` creates), at most every
+    :data:`REMOTE_CHECK_SECONDS`. :meth:`close` removes the file and what the cluster
+    holds."""
 
     def __init__(self):
         self._event = threading.Event()
         self._flag = None  # the flag file's path, chosen when first sent elsewhere
         self._lock = threading.RLock()  # the Ctrl-C handler may run while it is held
+        self._name = None  # the cluster's name of this signal, once a cluster is reached
+        self._clusters = {}  # "dask": its client, "ray": None (here only)
+        self._held = []  # what set() made on the clusters, removed by close()
+        self._signalling = None  # the thread that makes them
+        self._next_check, self._seen = 0.0, False  # a worker's copy only
+
+    def reach(self, cluster, client=None):
+        """Reach the chains that ``cluster`` ("dask", with its ``client``, or "ray") runs,
+        wherever its workers are: this signal, once set, is set there too."""
+        with self._lock:
+            if self._name is None:
+                self._name = f"skbayes_mh-stop-{uuid.uuid4().hex}"
+            if cluster not in self._clusters:
+                self._clusters[cluster] = client
+                if self._event.is_set():
+                    self._signal_clusters([cluster])
 
     def set(self):
         with self._lock:
+            if self._event.is_set():
+                return
             self._event.set()
             if self._flag is not None:
                 _touch(self._flag)
+            if self._clusters:
+                # In a thread of its own: Ctrl-C's handler runs in the main thread, which
+                # may be waiting inside the cluster's client.
+                self._signalling = threading.Thread(
+                    target=self._signal_clusters, args=(list(self._clusters),), daemon=True)
+                self._signalling.start()
+
+    def _signal_clusters(self, clusters):
+        for cluster in clusters:
+            try:
+                self._held.append((cluster, _set_on_cluster(cluster, self._name,
+                                                             self._clusters[cluster])))
+            except Exception as error:  # noqa: BLE001 - the chains then run to their end
+                print(f"skbayes_mh: could not tell the {cluster} workers to stop "
+                      f"({type(error).__name__}: {error}); their chains run to their end.",
+                      file=sys.stderr, flush=True)
 
     def is_set(self):
         if self._event is not None:
             return self._event.is_set()
-        return os.path.exists(self._flag)
+        if self._seen or os.path.exists(self._flag):
+            return True
+        if self._name is not None and time.monotonic() >= self._next_check:
+            self._next_check = time.monotonic() + REMOTE_CHECK_SECONDS
+            self._seen = any(_set_on_cluster_seen(cluster, self._name)
+                             for cluster in self._clusters)
+        return self._seen
 
     def close(self):
-        """Remove the flag file, if one was made."""
-        if self._event is not None and self._flag is not None:
+        """Remove the flag file, if one was made, and what the clusters hold."""
+        if self._event is None:
+            return
+        if self._flag is not None:
             with contextlib.suppress(FileNotFoundError):
                 os.remove(self._flag)
+        if self._signalling is not None:
+            self._signalling.join(CLUSTER_TIMEOUT)
+        while self._held:
+            cluster, held = self._held.pop()
+            with contextlib.suppress(Exception):
+                _clear_on_cluster(cluster, held)
 
     def __getstate__(self):
         if self._event is None:  # sent on from a worker
-            return {"_event": None, "_flag": self._flag}
+            return {"_flag": self._flag, "_name": self._name, "_clusters": self._clusters}
         with self._lock:
             if self._flag is None:
                 self._flag = os.path.join(tempfile.gettempdir(),
                                           f"skbayes_mh-stop-{uuid.uuid4().hex}")
                 if self._event.is_set():
                     _touch(self._flag)
-        return {"_event": None, "_flag": self._flag}
+            return {"_flag": self._flag, "_name": self._name,
+                    "_clusters": dict.fromkeys(self._clusters)}
+
+    def __setstate__(self, state):
+        # The first question to the cluster after REMOTE_CHECK_SECONDS: a fit's short
+        # rounds never ask (a Dask worker connects a client to the scheduler to ask).
+        self.__dict__.update(state, _event=None, _lock=None, _held=[], _signalling=None,
+                             _seen=False,
+                             _next_check=time.monotonic() + REMOTE_CHECK_SECONDS)
 
 
 def _touch(path):
     with open(path, "w"):
         pass
+
+
+def _set_on_cluster(cluster, name, client):
+    """Make the cluster's mark that the signal ``name`` is set; returns what to remove."""
+    if cluster == "dask":
+        from distributed import Event
+
+        event = Event(name, client=client)
+        event.set()
+        return event
+    return _ray_flag().options(name=name, num_cpus=0).remote()
+
+
+def _set_on_cluster_seen(cluster, name):
+    """On a worker: whether the cluster holds the mark of ``name`` (False when it cannot
+    be asked)."""
+    try:
+        if cluster == "dask":
+            from distributed import Event
+
+            return Event(name).is_set()
+        import ray
+
+        ray.get_actor(name)
+        return True
+    except Exception:  # noqa: BLE001 - Ray says "no such actor" with a ValueError
+        return False
+
+
+def _clear_on_cluster(cluster, held):
+    if cluster == "dask":
+        held.clear()  # the scheduler forgets an event cleared with no waiters
+    else:
+        import ray
+
+        ray.kill(held)
+
+
+_RAY_FLAG = []
+
+
+def _ray_flag():
+    """A Ray actor class that holds nothing: its existence under a name is the mark."""
+    if not _RAY_FLAG:
+        import ray
+
+        @ray.remote
+        class StopMark:
+            def ready(self):
+                return True
+
+        _RAY_FLAG.append(StopMark)
+    return _RAY_FLAG[0]
 
 
 @contextlib.contextmanager

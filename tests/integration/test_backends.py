@@ -316,12 +316,20 @@ def test_a_worker_that_dies_mid_fit_loses_nothing_else(backends, threaded_fits, 
 
 
 @needs_main_thread
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_ctrl_c_stops_the_chains_on_worker_processes_and_keeps_their_draws(backends,
-                                                                           backend):
-    """Ctrl-C in this process reaches chains running on this machine's worker processes
-    (through a flag file their stop signal watches between chunks): the fit returns within
-    seconds with the draws every chain reached."""
+@pytest.mark.parametrize("backend, shared_disk", [("loky", True), ("dask", True),
+                                                  ("dask", False), ("ray", True),
+                                                  ("ray", False)])
+def test_ctrl_c_stops_the_chains_on_worker_processes_and_keeps_their_draws(
+        backends, backend, shared_disk, monkeypatch):
+    """Ctrl-C in this process reaches chains running on worker processes: on this
+    machine's through a flag file their stop signal watches between chunks; without it
+    (``shared_disk=False``: the file is never written, as for workers on another machine,
+    which cannot see it) through the cluster, a Dask event or a Ray actor by name. The fit
+    returns within seconds with the draws every chain reached."""
+    from skbayes_mh.sampling import _parallel
+
+    if not shared_disk:
+        monkeypatch.setattr(_parallel, "_touch", lambda path: None)
     context = backends[backend]
     X, y = make_data("classification", binary=True)
     settings = dict(acceptance="metropolis", n_warmup=100, n_chains=2, n_jobs=2,
@@ -332,6 +340,34 @@ def test_ctrl_c_stops_the_chains_on_worker_processes_and_keeps_their_draws(backe
         clf = interrupted_fit(settings, X, y, within=5.0)
     coef = clf.posterior_["coef"]
     assert coef.shape[0] == 2 and 0 < coef.shape[1] < 10**6 and np.all(np.isfinite(coef))
+    if not shared_disk:  # what the fit made on the cluster is gone
+        assert wait_for(lambda: not cluster_stop_marks(backend), seconds=10)
+
+
+def cluster_stop_marks(backend):
+    """The names of the stop marks the cluster holds (Dask events, Ray named actors)."""
+    if backend == "dask":
+        from distributed import get_client
+
+        names = get_client().run_on_scheduler(
+            lambda dask_scheduler: list(dask_scheduler.extensions["events"]._events))
+    else:
+        import ray
+
+        names = ray.util.list_named_actors()
+    return [name for name in names if name.startswith("skbayes_mh-stop-")]
+
+
+def wait_for(condition, seconds):
+    """Whether ``condition()`` holds within ``seconds``."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
 
 
 def test_read_only_inputs_everywhere_give_the_same_draws():
