@@ -18,7 +18,7 @@ def shared_data(name):
 
 
 #: A script's main figures by name, written by :func:`save_figures` for ``--json PATH``
-#: (``benchmarks/reproduce.py`` reads them).
+#: (``benchmarks/paper/reproduce.py`` reads them).
 FIGURES = {}
 
 

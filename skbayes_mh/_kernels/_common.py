@@ -49,7 +49,7 @@ CACHE_LINE = 64
 #: Lines of a row that ``prefetch_row`` requests: the first 256 bytes start the page walk and
 #: the hardware streamer, which then fetches the rest of the row; requesting every line of a
 #: 6 KB row at once fills the miss queues and stalls the arithmetic it should overlap with
-#: (measured in ``benchmarks/minibatch_speed.py``).
+#: (measured in ``benchmarks/perf/minibatch_speed.py``).
 PREFETCH_LINES = 4
 
 

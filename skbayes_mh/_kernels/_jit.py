@@ -22,7 +22,7 @@ each, it was compiled three times). And a helper taking a boolean switch is call
 integer it is called with. Together these took ``mh_exact_linear``'s first compilation from
 23 s to 15 s, ``mh_subsampled_linear``'s from 25 s to 17 s after it (a first fit of tall
 data: 38 s to 30 s) and ``python -m skbayes_mh compile`` from 142 s to 107-116 s (two
-cores, ``benchmarks/fit_time.py --cold``).
+cores, ``benchmarks/perf/fit_time.py --cold``).
 """
 import functools
 import glob

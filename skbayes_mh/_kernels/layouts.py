@@ -19,7 +19,7 @@ Each chain loop compiles once instead of once per kind of model and layout (the
 Metropolis-Hastings entry kernels 4 times instead of 14, Firefly's 4 instead of 8), and a
 fit compiles its loop and its own layout's ops: ``python -m skbayes_mh compile`` went from
 187 s to 86 s on two cores, the first default fit of breast cancer from 35 s to 28 s
-(``benchmarks/fit_time.py --cold``, the same day). A call through an op
+(``benchmarks/perf/fit_time.py --cold``, the same day). A call through an op
 costs nanoseconds, once per full-data pass, minibatch round or bright-set sum; Firefly's
 single queries (the brightness updates) call one per row, which measured no slower on
 MNIST 7 vs 9 (untuned bounds: 7,551 queries an iteration, 2.29 s per 1,000 iterations

@@ -16,7 +16,7 @@ BATCH_CERTAIN_ACCEPT = 2
 BATCH_BAD_LOGLIK = 3
 
 #: How many minibatch rows ahead of the one being evaluated are prefetched (see
-#: ``benchmarks/minibatch_speed.py``: 4 was fastest on MNIST-shaped rows of 6 KB).
+#: ``benchmarks/perf/minibatch_speed.py``: 4 was fastest on MNIST-shaped rows of 6 KB).
 PREFETCH_AHEAD = 4
 
 

@@ -41,7 +41,7 @@ from ._predictive import (OutputMajorDraws, linear_predictors, predictive_mean,
 FLOAT32_IN_PLACE_MIN_BYTES = 1 << 26
 #: A dense float64 ``X`` in memory is read as a CSR matrix (the same products without the
 #: zeros: the same posterior) when at most this share of its values is non-zero, whatever
-#: the model's outputs. ``benchmarks/sparse_layout.py`` measured where a full-data pass
+#: the model's outputs. ``benchmarks/perf/sparse_layout.py`` measured where a full-data pass
 #: costs the same both ways (20,000 x 400): about 19% non-zero for one output (logistic,
 #: Poisson, ...: BLAS is memory-bound there), 15% for five classes (four outputs in the
 #: centred basis) and 21% for ten (nine), since a CSR row's stored values meet each

@@ -301,7 +301,7 @@ def class_softmax(eta):
     time in ``eta``'s memory layout. Over linear predictors with the draws contiguous
     (``linear_model._base.linear_predictors``) this is several times faster than scipy's
     softmax along the strided last axis (``predict_proba`` of 20,000 rows x 4,000 draws x
-    3 classes: 2.2 s against 12.4 s, ``benchmarks/predict_time.py``).
+    3 classes: 2.2 s against 12.4 s, ``benchmarks/perf/predict_time.py``).
 
     Returns
     -------

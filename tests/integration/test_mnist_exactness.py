@@ -1,6 +1,6 @@
 """Exactness on real data: MNIST 7 vs 9, 50 principal components plus a bias (12,214 rows,
 Gaussian prior with precision 10), against a long exact reference run built by
-``benchmarks/mnist79_reference.py`` (4 x 500,000 Metropolis iterations, summarised in
+``benchmarks/paper/mnist79_reference.py`` (4 x 500,000 Metropolis iterations, summarised in
 ``tests/integration/data/mnist79_pca50_reference.npz``).
 
 Every weight's posterior mean and sd agree with the reference's within both runs' Monte

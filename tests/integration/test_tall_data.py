@@ -16,7 +16,7 @@ from skbayes_mh.models import _base as models_base
 from skbayes_mh.sampling import _samplers
 
 from _stats import assert_same_posterior
-from tall_data import AnonymousPeak
+from studies.tall_data import AnonymousPeak
 
 N_ROWS = 20_000
 #: The thresholds as the package sets them (the fixture below sets one to 0 for each test).
@@ -205,7 +205,7 @@ def test_the_thresholds_paths_at_their_real_size(real_size, monkeypatch):
     float32, each chain draws its minibatches from the sparse row pool, and Firefly computes
     each query's tangent predictor again. The pool and the tangents give the same draws as
     the dense pool and the cache at this size (the posteriors of the paths are checked at
-    20,000 rows above, and ``benchmarks/real_sizes.py`` compares the two fits' posteriors
+    20,000 rows above, and ``benchmarks/studies/real_sizes.py`` compares the two fits' posteriors
     at this size)."""
     X, y = real_size
     monkeypatch.setattr(_base, "FLOAT32_IN_PLACE_MIN_BYTES", REAL_FLOAT32_IN_PLACE_MIN_BYTES)
@@ -245,7 +245,7 @@ def test_a_memmap_fit_adds_at_most_a_tenth_of_the_file_and_100_mb(real_size, mon
     place) grows the process's anonymous memory by at most 10% of the file + 100 MiB,
     after a fit of the same kinds (its kernels compiled). The span check of tall rows once
     made a float64 copy of X here (+300 MiB; +1.6 GB on a 420 MiB file), and the labels
-    a float64 one; ``benchmarks/tall_data.py`` measures the same at 10^7 rows and more."""
+    a float64 one; ``benchmarks/studies/tall_data.py`` measures the same at 10^7 rows and more."""
     X, y = real_size
     monkeypatch.setattr(_base, "FLOAT32_IN_PLACE_MIN_BYTES", REAL_FLOAT32_IN_PLACE_MIN_BYTES)
     settings = dict(acceptance=acceptance, n_draws=100, n_warmup=100)

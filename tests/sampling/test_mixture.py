@@ -1,6 +1,6 @@
 """The mixture-of-Gaussians experiment of Seita et al. (Section 6.1), at a smaller N.
 
-The paper runs N = 1,000,000 at temperature 10,000 (``benchmarks/mixture_minibatch.py``);
+The paper runs N = 1,000,000 at temperature 10,000 (``benchmarks/paper/mixture_minibatch.py``);
 here N = 5,000 at temperature 50 keeps ``N / T = 100``, so the tempered posterior has the
 same shape and the minibatch test the same batch sizes (~160 rows)."""
 import numpy as np

@@ -10,9 +10,10 @@ running predictive mean against the cumulative data read. With matplotlib, saves
 minibatch-size histograms (their Figure 4) and accuracy against data read to
 benchmarks/output/.
 
-    python benchmarks/mnist13k_comparison.py [--trials 5] [--samples 5000]
+    python benchmarks/paper/mnist13k_comparison.py [--trials 5] [--samples 5000]
 """
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,11 +21,12 @@ from scipy.special import expit
 
 from skbayes_mh import sample
 from skbayes_mh.acceptance import Austerity, ConfidenceSampler, MinibatchBarker
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
 from _user_models import logistic_lipschitz, logistic_loglik
 
 from _common import FIGURES, json_option, mnist13k, pyplot, save_figures, table
 
-OUTPUT = Path(__file__).resolve().parent / "output"
+OUTPUT = Path(__file__).resolve().parents[1] / "output"
 CHECKPOINTS = (0.02, 0.1, 0.25, 0.5, 1.0)
 
 

@@ -13,10 +13,12 @@ time, the straightforward evaluation's, their ratio and the largest absolute dif
 A fitted estimator (defaults, ``random_state=0``) on synthetic data: 3-class softmax and
 binary logistic regressions on 10 standard-normal features, and a Poisson regression.
 
-    python benchmarks/predict_time.py [--rows 20000,200000] [--train 50000]
+    python benchmarks/perf/predict_time.py [--rows 20000,200000] [--train 50000]
 """
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 from scipy.special import expit, softmax
@@ -24,6 +26,7 @@ from scipy.special import expit, softmax
 from skbayes_mh import (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
                         MinibatchMHPoissonRegression)
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
 from _common import table
 
 #: Rows per block of the straightforward evaluation (what ``predict_proba`` used before).

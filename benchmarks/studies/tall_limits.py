@@ -18,7 +18,7 @@ single-threaded worker processes and gathers the rows for the chains: into memor
 ``--gather-on-disk`` (``skbayes_mh._dask.GATHER_IN_MEMORY_MAX_SHARE = 0``, what rows
 above half the available memory get) into memmaps in ``--dir``.
 
-Run: ``python benchmarks/tall_limits.py`` (writes 4.4 GB to ``--dir`` once, then about ten
+Run: ``python benchmarks/studies/tall_limits.py`` (writes 4.4 GB to ``--dir`` once, then about ten
 minutes on two cores); ``--sizes 1000000,10000000`` for a quicker look.
 """
 import argparse
@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
 from _common import table
 
 N_FEATURES = 10

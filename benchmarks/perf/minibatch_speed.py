@@ -3,10 +3,12 @@
 100), next to the memory-bandwidth bound measured in the same run: the time to stream,
 from memory, the same number of randomly chosen rows the tests read.
 
-    python benchmarks/minibatch_speed.py [--iterations 5000]
+    python benchmarks/perf/minibatch_speed.py [--iterations 5000]
 """
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -14,6 +16,7 @@ from skbayes_mh import sample
 from skbayes_mh._kernels._jit import jit
 from skbayes_mh.acceptance import MinibatchBarker
 from skbayes_mh.datasets import mnist_pair
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
 from _user_models import logistic_loglik
 
 from _common import shared_data, table

@@ -13,10 +13,12 @@ test would accept: an independence proposal from the Laplace approximation (``s`
 a preconditioned Crank-Nicolson or Hamiltonian move of a given size in its whitened
 coordinates (a residual change of a few nats is rejected nearly always).
 
-    python benchmarks/mnist10_laplace.py [--draws 40] [--rows 60000]
+    python benchmarks/studies/mnist10_laplace.py [--draws 40] [--rows 60000]
 """
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import scipy.linalg
@@ -25,6 +27,7 @@ from sklearn.linear_model import LogisticRegression
 
 from skbayes_mh.datasets import load_mnist
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
 from _common import shared_data, table
 
 

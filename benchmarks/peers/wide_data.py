@@ -13,7 +13,7 @@ identifies; the peer's draws are centred the same way), min-ESS per second, data
 per iteration, test accuracy, and the mean squared difference of the test predictive
 probabilities from the first NumPyro row's.
 
-    python benchmarks/wide_data.py [--peer-python PATH] [--peers nuts-diag,nuts-dense]
+    python benchmarks/peers/wide_data.py [--peer-python PATH] [--peers nuts-diag,nuts-dense]
         [--peer-chains 2] [--mnist13k]
 
 With ``--mnist13k`` (and MNIST beside the checkout, ``../shared/data``), a second table:
@@ -23,7 +23,7 @@ most 1.01 and min bulk ESS at least 400 within two minutes).
 
 The peers run in their own environment, never this project's: ``--peer-python`` (or
 ``SKBAYES_MH_PEER_PYTHON``) is a Python with NumPyro and ArviZ (see
-``benchmarks/peer_comparison.py``); without it only our row is printed. NUTS with a dense
+``benchmarks/peers/peer_comparison.py``); without it only our row is printed. NUTS with a dense
 mass matrix took 952 s and did not converge here (R-hat 2.42), so it runs only when named in
 ``--peers``.
 """
@@ -45,6 +45,7 @@ from skbayes_mh._passes import scan_data
 from skbayes_mh.diagnostics import ess_bulk, rhat
 from skbayes_mh.linear_model._base import autoscale_spread
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
 from _common import mnist13k, run_numpyro_peer, table
 
 

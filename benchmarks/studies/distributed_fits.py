@@ -22,12 +22,13 @@ largest growth during the fit, sampled alike: under Ray it counts the data's one
 object store), and the posterior's agreement with the in-memory fit: whether the draws are
 identical, and the largest difference of a posterior mean in Monte Carlo errors.
 
-Run: ``python benchmarks/distributed_fits.py`` (10^7 rows; a few minutes on two cores after the
+Run: ``python benchmarks/studies/distributed_fits.py`` (10^7 rows; a few minutes on two cores after the
 stack exists, which takes about a minute to write); ``--rows 1000000`` for a quick look.
 Needs the ``dask`` and ``ray`` extras.
 """
 import argparse
 import resource
+import sys
 import tempfile
 import threading
 import time
@@ -36,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
 from _common import table
 
 #: True coefficients of the generated data (and an intercept of 0.3).

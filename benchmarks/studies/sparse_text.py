@@ -28,14 +28,16 @@ thousands of coefficients the largest R-hat is a maximum of noisy statistics: a 
 R-hats are no larger than independent draws' of the same ESS has chains that agree as
 well as converged chains of that length can; only more draws lower it.
 
-    python benchmarks/sparse_text.py [--documents 100000] [--vocabulary 20000]
+    python benchmarks/studies/sparse_text.py [--documents 100000] [--vocabulary 20000]
         [--words 50] [--n-jobs 2] [--setting proposal=hmc ...]
 """
 import argparse
 import os
+import sys
 import threading
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -44,6 +46,7 @@ from sklearn.linear_model import LogisticRegression
 
 from skbayes_mh import MinibatchMHLogisticRegression
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
 from _common import table
 
 

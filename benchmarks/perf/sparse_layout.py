@@ -8,11 +8,13 @@ Synthetic rows like pixels: each value non-zero with the given probability, then
 [0, 1]. One chain of 100 warm-up + 400 iterations, ``thin=1``, one core; the setup (MAP and
 Laplace) is left out of the figure, and the kernels are compiled before.
 
-    python benchmarks/sparse_layout.py [--rows 20000] [--features 400]
+    python benchmarks/perf/sparse_layout.py [--rows 20000] [--features 400]
 """
 import argparse
+import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -20,6 +22,7 @@ import scipy.sparse as sp
 from skbayes_mh import FireflySoftmaxClassifier, MinibatchMHLogisticRegression
 from skbayes_mh.linear_model import _base
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
 from _common import table
 
 DENSITIES = (0.02, 0.05, 0.1, 0.15, 0.25, 0.35, 0.5)

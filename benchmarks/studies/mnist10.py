@@ -8,11 +8,13 @@ or variances), the largest R-hat and smallest bulk ESS over the coefficients and
 centred over the classes (what the likelihood identifies), min-ESS per second, data rows
 read per iteration, test accuracy of the posterior-predictive mean, and scikit-learn's.
 
-    python benchmarks/mnist10.py [--rows 60000] [--n-jobs 1,2] [--n-draws 1000]
+    python benchmarks/studies/mnist10.py [--rows 60000] [--n-jobs 1,2] [--n-draws 1000]
 """
 import argparse
+import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
@@ -22,6 +24,7 @@ from skbayes_mh.datasets import load_mnist
 from skbayes_mh.diagnostics import ess_bulk, rhat
 from skbayes_mh.models._optimize import (full_covariance_affordable, low_rank_directions)
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
 from _common import shared_data, table
 
 

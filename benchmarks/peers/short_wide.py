@@ -8,7 +8,7 @@ Cases (each: our defaults, our ``prior_scale="auto"``, ``LogisticRegressionCV()`
 - ``classification``: ``make_classification(n_samples=200 + 2,000 test, n_features=5,000,
   n_informative=20)``.
 - ``text``: a sparse bag of words (2,000 training documents, a 20,000-word vocabulary,
-  about 50 distinct words a document, ``benchmarks/sparse_text.py``'s generator; 2,000
+  about 50 distinct words a document, ``benchmarks/studies/sparse_text.py``'s generator; 2,000
   test documents), with the memory the fit added beyond its draws against the CSR bytes.
 - ``digits``: scikit-learn's digits, 100 training rows, the rest for testing (64 pixels, ten
   classes).
@@ -30,7 +30,7 @@ weight and N(0, 10^2) on each intercept, all ten classes' blocks (its diagnostic
 blocks centred over the classes, the quantities the likelihood identifies; ours the same),
 two chains of 1,000 warm-up and 1,000 draws.
 
-    python benchmarks/short_wide.py [--cases mnist300,classification,text,digits,narrow]
+    python benchmarks/peers/short_wide.py [--cases mnist300,classification,text,digits,narrow]
         [--peer-python PATH]
 """
 import argparse
@@ -54,8 +54,9 @@ from skbayes_mh._passes import scan_data
 from skbayes_mh.diagnostics import ess_bulk, rhat
 from skbayes_mh.linear_model._base import autoscale_spread
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
 from _common import run_numpyro_peer, shared_data, table
-from sparse_text import bag_of_words
+from studies.sparse_text import bag_of_words
 
 HEADERS = ["fit", "wall s", "max R-hat", "min bulk ESS", "min-ESS/s", "test log loss",
            "test accuracy", "scale", "span r"]

@@ -10,7 +10,7 @@
    R-hat <= 1.01 and ESS >= 400, in at most 0.5 s), and a 5-fold ``cross_val_score``
    (goal: at most 3 s), beside scikit-learn's ``LogisticRegression``.
 
-    python benchmarks/fit_time.py [--cold]
+    python benchmarks/perf/fit_time.py [--cold]
 """
 import os
 import subprocess

@@ -13,7 +13,7 @@ units of the reference posterior sd, over the six parameters:
 * ``sd ratio``: the range of consensus sd / reference sd;
 * seconds for the reference fit and for all S shard fits (run one after another).
 
-Usage: ``python benchmarks/consensus.py [--rows 1e4,1e5,1e6] [--shards 2,4,8,16]``
+Usage: ``python benchmarks/studies/consensus.py [--rows 1e4,1e5,1e6] [--shards 2,4,8,16]``
 """
 import argparse
 import time

@@ -12,12 +12,14 @@ smallest bulk ESS (ours), and the held-out score (accuracy, or R^2); for ours, a
 prediction over every stored draw (``predict_tol=None``): its time and the largest
 difference of the default prediction from it (relative above 1 for a regressor's means).
 
-    python benchmarks/everyday.py [--cases breast_cancer,digits,california,synthetic,tall]
+    python benchmarks/peers/everyday.py [--cases breast_cancer,digits,california,synthetic,tall]
         [--n-draws auto] [--predict-rows 100000]
 """
 import argparse
+import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 from sklearn.datasets import load_breast_cancer, load_digits, make_classification
@@ -29,6 +31,7 @@ from sklearn.preprocessing import StandardScaler
 from skbayes_mh import (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
                         RobustTRegression)
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
 from _common import shared_data, table
 
 

@@ -3,7 +3,7 @@ peers' raw-scale priors, ``autoscale=False``: the same posterior) against
 NumPyro's NUTS (diagonal and dense mass matrix) and HMCECS (Taylor proxy, 1,000-row
 subsample), on the same data in the same run.
 
-    python benchmarks/peer_comparison.py [--sizes 1e5,1e6,1e7] [--mnist]
+    python benchmarks/peers/peer_comparison.py [--sizes 1e5,1e6,1e7] [--mnist]
         [--peer-python PATH] [--nuts-max-rows 1e6]
 
 Data: synthetic logistic regression, N rows x D = 20 (X standard normal with the last
@@ -43,6 +43,7 @@ import numpy as np
 from skbayes_mh import MinibatchMHLogisticRegression
 from skbayes_mh.diagnostics import summarize
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
 from _common import run_numpyro_peer, shared_data, table
 
 D = 20

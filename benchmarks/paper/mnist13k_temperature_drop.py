@@ -8,14 +8,17 @@ acceptance rate and the training log-likelihood: at temperature 100 the tests de
 about 125 rows (Table 2); at 1 every log-likelihood difference is 100 times larger, so the
 tests read far more rows per decision and accept less.
 
-    python benchmarks/mnist13k_temperature_drop.py [--trials 5] [--after 1600] [--block 100]
+    python benchmarks/paper/mnist13k_temperature_drop.py [--trials 5] [--after 1600] [--block 100]
 """
 import argparse
+import sys
+from pathlib import Path
 
 import numpy as np
 
 from skbayes_mh import sample
 from skbayes_mh.acceptance import MinibatchBarker
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
 from _user_models import logistic_loglik
 
 from _common import FIGURES, json_option, mnist13k, save_figures, table

@@ -9,9 +9,11 @@ every draw, which the script checks. Firefly needs a collapsible bound that a us
 log-likelihood does not provide, so its row says so. A test that fails prints its error in
 its row; the other rows are kept.
 
-    python benchmarks/gaussian_worst_case.py [--n-data 10000] [--samples 50000]
+    python benchmarks/paper/gaussian_worst_case.py [--n-data 10000] [--samples 50000]
 """
 import argparse
+import sys
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -19,6 +21,7 @@ import numpy as np
 from skbayes_mh import sample
 from skbayes_mh.acceptance import ACCEPTANCE_TESTS, ConfidenceSampler
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
 from _common import table
 
 

@@ -13,16 +13,19 @@ per second of wall time, relative to regular MCMC. Regular MCMC is the ordinary
 Metropolis-Hastings sampler with the exact test and the same proposal, the same
 preconditioner (the Laplace covariance at the MAP) and the same warm-up tuning.
 
-    python benchmarks/firefly_table1.py [--iterations 20000] [--burnin 3000] [--chains 2]
+    python benchmarks/paper/firefly_table1.py [--iterations 20000] [--burnin 3000] [--chains 2]
                                         [--models logistic softmax]
 """
 import argparse
+import sys
+from pathlib import Path
 
 import numpy as np
 
 from skbayes_mh.datasets import mnist_pca_digits, mnist_pca_pair
 from skbayes_mh.models import LogisticModel, SoftmaxModel
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
 from _common import chain_row as run
 from _common import firefly_report as report
 from _common import (firefly_sampler, json_option, linear_target, regular_sampler, save_figures,

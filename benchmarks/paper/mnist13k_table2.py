@@ -18,10 +18,11 @@ against exact Metropolis in the same run. With matplotlib, it saves the histogra
 rows each test read (the paper's Figure 4; first trial of each setting) to
 ``benchmarks/output/mnist_<rows>_minibatch_sizes.png``.
 
-    python benchmarks/mnist13k_table2.py [--trials 10] [--samples 5000] [--rows 100000]
+    python benchmarks/paper/mnist13k_table2.py [--trials 10] [--samples 5000] [--rows 100000]
         [--steps 0.005,0.01,0.05] [--tests paper]
 """
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +30,7 @@ from scipy.special import expit
 
 from skbayes_mh import sample
 from skbayes_mh.acceptance import CorrectionDistribution, MinibatchBarker
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
 from _user_models import logistic_loglik
 
 from _common import FIGURES, json_option, mnist13k, mnist_augmented, pyplot, save_figures, table
@@ -130,7 +132,7 @@ def save_histograms(results, n_rows):
         ax.set_title(name, fontsize=9)
     figure.suptitle(f"MNIST 1 vs 7, {n_rows:,} rows: rows read per test", fontsize=10)
     figure.tight_layout()
-    path = Path(__file__).resolve().parent / "output" / f"mnist_{n_rows}_minibatch_sizes.png"
+    path = Path(__file__).resolve().parents[1] / "output" / f"mnist_{n_rows}_minibatch_sizes.png"
     path.parent.mkdir(exist_ok=True)
     figure.savefig(path, dpi=100)
     print(f"saved {path}")

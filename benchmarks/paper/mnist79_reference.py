@@ -4,9 +4,10 @@ chains, summarised per weight (mean, sd, Monte Carlo standard error) and saved t
 ``tests/integration/data/mnist79_pca50_reference.npz`` for
 ``tests/integration/test_mnist_exactness.py``.
 
-    python benchmarks/mnist79_reference.py [--iterations 500000] [--chains 4]
+    python benchmarks/paper/mnist79_reference.py [--iterations 500000] [--chains 4]
 """
 import argparse
+import sys
 import time
 from pathlib import Path
 
@@ -15,9 +16,10 @@ import numpy as np
 from skbayes_mh import MinibatchMHLogisticRegression
 from skbayes_mh.datasets import mnist_pca_pair
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
 from _common import shared_data
 
-OUTPUT = (Path(__file__).resolve().parents[1] / "tests" / "integration" / "data"
+OUTPUT = (Path(__file__).resolve().parents[2] / "tests" / "integration" / "data"
           / "mnist79_pca50_reference.npz")
 PRIOR_SCALE = 1 / np.sqrt(10)  # precision 10
 

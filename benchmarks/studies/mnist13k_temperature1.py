@@ -6,17 +6,20 @@ A N(0, 1) prior on every weight (the paper's flat prior gives an improper poster
 temperature 1 on separable pixels). Two chains x (``--samples`` warm-up + ``--samples``
 kept iterations) per row, ``thin=1``; test accuracy of the posterior-predictive mean.
 
-    python benchmarks/mnist13k_temperature1.py [--samples 500]
+    python benchmarks/studies/mnist13k_temperature1.py [--samples 500]
 """
 import argparse
+import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 
 from skbayes_mh import MinibatchMHLogisticRegression
 from skbayes_mh.acceptance import Austerity, ConfidenceSampler, MinibatchBarker
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
 from _common import mnist13k, table
 
 

@@ -22,15 +22,18 @@ Each line also counts the decisions that differ from the exact test's. In NumPy 
 row's ratio is computed each iteration, as the paper's code does), on the mixture of
 Gaussians (always) and MNIST-13k (when ``../shared/data/mnist`` is beside the checkout).
 
-    python benchmarks/confidence_range.py [--iterations 1000] [--json PATH]
+    python benchmarks/paper/confidence_range.py [--iterations 1000] [--json PATH]
 """
 import argparse
 import math
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 from scipy.special import log_expit
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
 from _common import FIGURES, json_option, mnist13k, save_figures, table
 from _mixture import COMPONENT_VARIANCE, PRIOR_VARIANCES, make_mixture_data, mixture_lipschitz
 

@@ -12,11 +12,13 @@ Firefly. On the synthetic set the regular and untuned rows, which query most of 
 million points per evaluation, run ``--costly-iterations`` iterations. Effective sample
 size: ArviZ bulk ESS, mean over the parameters.
 
-    python benchmarks/firefly_robust.py [--iterations 4000] [--burnin 500] [--chains 2]
+    python benchmarks/paper/firefly_robust.py [--iterations 4000] [--burnin 500] [--chains 2]
         [--costly-iterations 150] [--parts california synthetic scaling]
 """
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -25,6 +27,7 @@ from skbayes_mh.models import StudentTModel
 from skbayes_mh.models._prior import LAPLACE, LOG_SCALE
 from skbayes_mh.sampling import run_chain
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
 from _common import (chain_row, firefly_report, firefly_sampler, json_option, linear_target,
                      print_agreement, regular_sampler, save_figures, shared_data, table)
 

@@ -12,7 +12,7 @@ Papers: Seita, Pan, Chen and Canny, "An Efficient Minibatch Acceptance Test for
 Metropolis-Hastings" (UAI 2017; its Table 2 and Figures 3 and 6 also report the Austerity
 and confidence samplers); Maclaurin and Adams, "Firefly Monte Carlo" (UAI 2014, Table 1).
 
-    python benchmarks/reproduce.py [--full] [--only mnist13k_table2.py ...]
+    python benchmarks/paper/reproduce.py [--full] [--only mnist13k_table2.py ...]
 """
 import argparse
 import json
@@ -23,10 +23,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
 from _common import table
 
 HERE = Path(__file__).resolve().parent
-LOGS = HERE / "output" / "reproduce"
+LOGS = HERE.parent / "output" / "reproduce"  # benchmarks/output: ignored by git
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ class Run:
     full: tuple = ()
 
     def command(self, full):
-        return ("python", f"benchmarks/{self.script}", *(self.full if full else self.quick))
+        return ("python", f"benchmarks/paper/{self.script}", *(self.full if full else self.quick))
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,7 @@ def run_script(run, full, name):
                                   cwd=HERE, stdout=out, stderr=subprocess.STDOUT)
         seconds = time.perf_counter() - start
         print(f"[{' '.join(run.command(full))}: {seconds:.0f} s, output in "
-              f"{log.relative_to(HERE.parent)}]", flush=True)
+              f"{log.relative_to(HERE.parents[1])}]", flush=True)
         if figures.exists():
             return json.loads(figures.read_text())
     lines = [line for line in log.read_text().splitlines() if line.strip()]

@@ -8,15 +8,18 @@ the rule stops only when the worst coordinate meets the targets. The table says 
 independent draws a chain needs for that at each ``d``; a sampler whose draws are less than
 independent needs that many effective draws.
 
-    python benchmarks/rhat_multiplicity.py [--dims 1,10,100,1000,3000] [--repeats 5]
+    python benchmarks/studies/rhat_multiplicity.py [--dims 1,10,100,1000,3000] [--repeats 5]
 """
 import argparse
+import sys
+from pathlib import Path
 
 import numpy as np
 
 from skbayes_mh._core.convergence import MAX_RHAT, MIN_ESS_PER_CHAIN
 from skbayes_mh.diagnostics import convergence_statistics
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
 from _common import table
 
 N_CHAINS = 4

@@ -16,7 +16,7 @@ to 0 on small data (``tests/integration/test_tall_data.py``) or runs the demo sm
    largest mean shift and sd ratio against the exact test's, as multiples of their Monte
    Carlo standard errors.
 
-Run: ``python benchmarks/real_sizes.py [--dir DIR]`` (about 3 minutes on two cores; the
+Run: ``python benchmarks/studies/real_sizes.py [--dir DIR]`` (about 3 minutes on two cores; the
 memmap's 64 MiB are written to ``DIR``, a temporary directory by default).
 """
 import argparse

@@ -18,10 +18,11 @@ settings otherwise. For each fit it prints:
 The file is read through the page cache: with enough memory it is cached after the first
 pass, and the anchor then measures the same cached reads the fits make.
 
-Run: ``python benchmarks/tall_data.py --dir /path/with/5GB/free`` (about 10 minutes at the
+Run: ``python benchmarks/studies/tall_data.py --dir /path/with/5GB/free`` (about 10 minutes at the
 defaults on two cores after the file exists; generating it takes a few minutes).
 """
 import argparse
+import sys
 import threading
 import time
 import warnings
@@ -29,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
 from _common import table
 
 

@@ -7,15 +7,18 @@ the sample histogram from the numerically integrated true posterior on a grid. T
 writes the proposal as "covariance diag(0.15, 0.15)"; its batch sizes correspond to a
 standard deviation of 0.15, which the second row (variance 0.15) makes visible.
 
-    python benchmarks/mixture_minibatch.py [--n-data 1000000] [--chains 5]
+    python benchmarks/paper/mixture_minibatch.py [--n-data 1000000] [--chains 5]
 """
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 from skbayes_mh import sample
 from skbayes_mh.acceptance import MinibatchBarker
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
 from _mixture import (histogram_distances, make_mixture_data,
                                        mixture_log_prior, mixture_loglik, posterior_on_grid)
 

@@ -10,15 +10,17 @@ mixture's Lipschitz constant on the box |theta_k| <= 4 (``_mixture.mixture_lipsc
 With matplotlib installed, the histograms of minibatch sizes are saved on log-log axes
 (their Figure 2) to benchmarks/output/.
 
-    python benchmarks/mixture_comparison.py [--n-data 1000000] [--samples 3000]
+    python benchmarks/paper/mixture_comparison.py [--n-data 1000000] [--samples 3000]
 """
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
 
 from skbayes_mh import sample
 from skbayes_mh.acceptance import Austerity, ConfidenceSampler, MinibatchBarker
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
 from _mixture import (histogram_distances, make_mixture_data, mixture_lipschitz,
                                        mixture_log_prior, mixture_loglik, posterior_on_grid)
 
@@ -26,7 +28,7 @@ from _common import FIGURES, json_option, pyplot, save_figures, table
 
 EDGES_1 = np.linspace(-1.5, 2.5, 41)
 EDGES_2 = np.linspace(-3.0, 3.0, 61)
-OUTPUT = Path(__file__).resolve().parent / "output"
+OUTPUT = Path(__file__).resolve().parents[1] / "output"
 
 
 def save_histograms(reads, path):
