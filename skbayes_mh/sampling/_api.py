@@ -20,8 +20,9 @@ from ..models._prior import BuiltinPrior
 from ..proposals import resolve_proposal
 from ._driver import run_chain
 from ._parallel import chain_seeds, interruptible
-from ._samplers import (MetropolisHastings, Shape, chain_kernel, raise_for_status, test_tuple,
+from ._samplers import (MetropolisHastings, chain_kernel, raise_for_status, test_tuple,
                         with_decision)
+from ._shape import Shape
 from ._schedule import TemperatureSchedule, check_temperature
 from ._target import Target, control_variates, no_control_variates
 

@@ -1,7 +1,7 @@
 """The samplers, each a small object over one numba loop: ``init(theta) -> state`` and
 ``run(state, n_iter, rng) -> per-iteration info``, with explicit state and the tunable
 parameters (scale, shape, ``q_db``) as attributes that warm-up tuners adjust."""
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -13,8 +13,8 @@ from .._kernels.mh import CHAIN_KERNELS, decision_addresses, repeat_test
 from .._kernels.specs import BrightnessUpdate, Trace
 from .._kernels.pool import DENSE_POOL_MAX_ROWS, new_pool
 from .._kernels.proposals import move_addresses
-from ..models._optimize import LowRankCovariance
 from ._target import control_variates, no_control_variates
+from ._tuning import QdbTuner, ShapeTuner, auto_q_db
 
 
 def raise_for_status(status, where):
@@ -29,56 +29,6 @@ def raise_for_status(status, where):
         raise ValueError(f"loglik returned NaN or +inf at {where}; return -inf for a parameter "
                          f"with zero likelihood.")
     raise ValueError(f"The sampler failed with status {status} at {where}.")
-
-
-@dataclass
-class Shape:
-    """A proposal shape ``L``: a lower-triangular ``factor`` (``(d, d)``), or per-coordinate
-    scales ``diag`` (``(d,)``) with an empty factor, corrected along the ``k`` orthonormal rows
-    of ``basis`` (``(k, d)``; 0 rows: diagonal) by ``gain`` (``(k,)``):
-    ``L = diag(diag) (I + basis' diag(gain - 1) basis)`` (``_kernels/proposals.py``)."""
-
-    factor: np.ndarray
-    diag: np.ndarray
-    basis: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
-    gain: np.ndarray = field(default_factory=lambda: np.zeros(0))
-
-    @classmethod
-    def from_covariance(cls, covariance, full=True):
-        """``L`` with ``L L' = covariance`` (its Cholesky factor), or the square roots of its
-        diagonal when not ``full`` or when it is given as variances. A covariance that is not
-        positive definite falls back to its diagonal. A
-        :class:`~skbayes_mh.models._optimize.LowRankCovariance` gives its own factor."""
-        if isinstance(covariance, LowRankCovariance):
-            return cls(np.zeros((0, 0)), covariance.sd, covariance.basis, covariance.gain)
-        covariance = np.asarray(covariance, dtype=np.float64)
-        if covariance.ndim == 2 and full:
-            try:
-                return cls(np.linalg.cholesky(covariance), np.zeros(0))
-            except np.linalg.LinAlgError:
-                pass
-        variances = np.diag(covariance) if covariance.ndim == 2 else covariance
-        return cls(np.zeros((0, 0)), np.sqrt(np.maximum(variances, 1e-300)))
-
-    @classmethod
-    def identity(cls, n_params):
-        return cls(np.zeros((0, 0)), np.ones(n_params))
-
-    def times(self, z):
-        """``L z`` for ``z`` of shape (d,)."""
-        if self.factor.shape[0]:
-            return self.factor @ z
-        if self.basis.shape[0]:
-            z = z + self.basis.T @ ((self.gain - 1) * (self.basis @ z))
-        return self.diag * z
-
-    def scales(self):
-        """Each coordinate's standard deviation under ``L L'``."""
-        if self.factor.shape[0]:
-            return np.sqrt(np.sum(self.factor**2, axis=1))
-        if self.basis.shape[0]:
-            return self.diag * np.sqrt(1.0 + (self.gain**2 - 1) @ self.basis**2)
-        return self.diag.copy()
 
 
 def test_tuple(acceptance, target, cv_bounds_range):
@@ -240,7 +190,6 @@ class MetropolisHastings(_Sampler):
         """Warm-up tuners beyond the step's scale (``_tuning.py``): with ``shaped`` (a
         proposal shaped by the Laplace covariance), the shape's refinement from the draws
         where the proposal takes one."""
-        from ._tuning import ShapeTuner
         target = self.target
         if not (shaped and self.proposal.tunes_shape):
             return []
@@ -326,25 +275,6 @@ class FireflyState(ChainState):
     current: np.ndarray
 
 
-#: With ``q_db=None``, dark points proposed bright per iteration, as a fraction of the bright
-#: count (see :func:`auto_q_db`).
-DARK_PROPOSALS_PER_BRIGHT = 0.25
-
-
-def auto_q_db(n_bright, n_data):
-    """``q_db`` giving ``DARK_PROPOSALS_PER_BRIGHT`` dark proposals per bright point per
-    iteration, at least one.
-
-    Each dark proposal is a likelihood query at a random row (a cache miss on large data),
-    while the parameter update queries the same bright rows again and again. On the MNIST
-    benchmarks (logistic MH, softmax MALA), a quarter gave more effective samples per
-    second than one dark proposal per bright point, at nearly the same effective samples
-    per iteration. Fewer still lets brightness relax too slowly from a poor start.
-    """
-    target = DARK_PROPOSALS_PER_BRIGHT * max(n_bright, 1.0)
-    return float(np.clip(max(target, 1.0) / max(n_data - n_bright, 1.0), 1.0 / n_data, 1.0))
-
-
 class FireflySampler(_Sampler):
     """Firefly Monte Carlo on a linear-predictor :class:`Target` whose model has collapsible
     bounds: a parameter update (any proposal, or slice) on the pseudo-posterior, accepted
@@ -399,7 +329,6 @@ class FireflySampler(_Sampler):
     def warmup_tuners(self, shaped):
         """Warm-up tuners beyond the step's scale: the dark-to-bright probability's when
         ``q_db`` is left to warm-up (whatever the shape)."""
-        from ._tuning import QdbTuner
         return [QdbTuner()] if self.q_db is None else []
 
     @property
