@@ -4,17 +4,18 @@ Firefly bound where one exists, its starting point and bounds) and the NumPy sid
 (log-likelihood, simulation and predictive quantities on draws), with the layout of its
 parameters. ``_base.py`` gives them the shared passes, MAP, Laplace approximation and
 collapsed bounds. A family registers itself in :data:`FAMILIES` when its file is imported;
-every file here is imported below. A user's own per-row functions, for
+every file here is imported by name below (so that editors and type checkers see
+``from skbayes_mh.models import LogisticModel``). A user's own per-row functions, for
 :func:`skbayes_mh.sample`, are wrapped in :mod:`skbayes_mh.sampling` instead."""
-import importlib
-import pkgutil
-
 from .._data import LinearData
 from ._base import FAMILIES, LinearModel
+from .logistic import LogisticModel
+from .negative_binomial import NegativeBinomialModel
+from .poisson import PoissonModel
+from .probit import ProbitModel
+from .softmax import CentredSoftmaxModel, SoftmaxModel
+from .student_t import StudentTModel
 
-for _module in pkgutil.iter_modules(__path__):
-    if not _module.name.startswith("_"):
-        importlib.import_module(f"{__name__}.{_module.name}")
-
-globals().update(FAMILIES)
-__all__ = ["FAMILIES", "LinearData", "LinearModel", *sorted(FAMILIES)]
+__all__ = ["FAMILIES", "CentredSoftmaxModel", "LinearData", "LinearModel", "LogisticModel",
+           "NegativeBinomialModel", "PoissonModel", "ProbitModel", "SoftmaxModel",
+           "StudentTModel"]
