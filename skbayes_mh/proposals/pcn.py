@@ -4,7 +4,7 @@ import numbers
 from sklearn.utils._param_validation import Interval
 
 from .._kernels.proposals import PCN as PCN_KERNEL
-from ._base import Proposal
+from ._base import Proposal, base_sections
 
 
 class PCN(Proposal):
@@ -48,45 +48,19 @@ class PCN(Proposal):
     def __init__(self, df=None):
         self.df = df
 
+    @base_sections(Proposal.target_acceptance_rate)
     def target_acceptance_rate(self, barker):
         """0.5 under Metropolis acceptance, 0.35 under Barker's: the share ``s`` is lowered
-        only when bolder proposals are rejected too often (and it never exceeds 1).
-
-        Parameters
-        ----------
-        barker : bool
-            Whether the test accepts with Barker's function rather than Metropolis'.
-
-        Returns
-        -------
-        float
-        """
+        only when bolder proposals are rejected too often (and it never exceeds 1)."""
         return 0.35 if barker else 0.5
 
+    @base_sections(Proposal.initial_scale)
     def initial_scale(self, n_params):
-        """An innovation share of one half, whatever the dimension.
-
-        Parameters
-        ----------
-        n_params : int
-            Dimension of the parameter vector, d.
-
-        Returns
-        -------
-        float
-        """
+        """An innovation share of one half, whatever the dimension."""
         return 0.5
 
+    @base_sections(Proposal.kernel_parameter)
     def kernel_parameter(self, barker=False):
-        """The reference's degrees of freedom: ``df``, or 0 for the Gaussian reference.
-
-        Parameters
-        ----------
-        barker : bool, default=False
-            Whether the test accepts with Barker's function rather than Metropolis'; unused.
-
-        Returns
-        -------
-        float
-        """
+        """The reference's degrees of freedom: ``df``, or 0 for the Gaussian reference
+        (whatever ``barker``)."""
         return 0.0 if self.df is None else float(self.df)

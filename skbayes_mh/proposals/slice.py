@@ -1,6 +1,6 @@
 """Slice sampling along random directions."""
 from .._kernels.proposals import SLICE
-from ._base import Proposal
+from ._base import Proposal, base_sections
 
 
 class Slice(Proposal):
@@ -28,16 +28,7 @@ class Slice(Proposal):
     _kernel_id = SLICE
     _parameter_constraints = {}
 
+    @base_sections(Proposal.initial_scale)
     def initial_scale(self, n_params):
-        """A bracket of two shape units along the direction, whatever the dimension.
-
-        Parameters
-        ----------
-        n_params : int
-            Dimension of the parameter vector, d.
-
-        Returns
-        -------
-        float
-        """
+        """A bracket of two shape units along the direction, whatever the dimension."""
         return 2.0
