@@ -118,35 +118,48 @@ def linear_target(model, X, y, prior_scale, intercept=True, kind=None):
     return Target.linear(model, data, prior, lipschitz=True)
 
 
-def firefly_sampler(target, proposal, bound="map", **firefly):
-    """A factory of one-chain Firefly samplers with their warm-up tuners."""
+def proposal_shape(target, shape):
+    """The proposal's shape: ``"laplace"``, the Laplace covariance at the MAP (ours), or
+    ``"plain"``, the identity (the papers' unpreconditioned proposals); a tuned scale
+    multiplies either."""
+    from skbayes_mh.sampling import Shape
+
+    if shape == "laplace":
+        return Shape.from_covariance(target.covariance)
+    return Shape.identity(target.n_params)
+
+
+def firefly_sampler(target, proposal, bound="map", shape="laplace", **firefly):
+    """A factory of one-chain Firefly samplers with their warm-up tuners (``shape``: see
+    :func:`proposal_shape`)."""
     from skbayes_mh.acceptance import Firefly
     from skbayes_mh.proposals import resolve_proposal
-    from skbayes_mh.sampling import FireflySampler, QdbTuner, ScaleTuner, Shape
+    from skbayes_mh.sampling import FireflySampler, QdbTuner, ScaleTuner
 
     firefly = Firefly(bound=bound, **firefly).validate()
     proposal = resolve_proposal(proposal)
     bounds = target.model.firefly_bound(target.data, target.mean, bound, target.inv_temperature)
 
     def make():
-        sampler = FireflySampler(target, firefly, proposal, Shape.from_covariance(target.covariance),
+        sampler = FireflySampler(target, firefly, proposal, proposal_shape(target, shape),
                                  proposal.initial_scale(target.n_params), bounds)
         return sampler, [ScaleTuner()] + ([QdbTuner()] if firefly.q_db is None else [])
     return make
 
 
-def regular_sampler(target, proposal):
+def regular_sampler(target, proposal, shape="laplace"):
     """A factory of one-chain full-data samplers: the exact Metropolis test with the same
-    proposal, Laplace shape and scale tuning as Firefly's (regular MCMC, the baseline)."""
+    proposal, shape (:func:`proposal_shape`) and scale tuning as Firefly's (regular MCMC,
+    the baseline)."""
     from skbayes_mh.acceptance import Metropolis
     from skbayes_mh.proposals import resolve_proposal
-    from skbayes_mh.sampling import MetropolisHastings, ScaleTuner, Shape
+    from skbayes_mh.sampling import MetropolisHastings, ScaleTuner
 
     proposal = resolve_proposal(proposal)
 
     def make():
         sampler = MetropolisHastings(target, Metropolis(), proposal,
-                                     Shape.from_covariance(target.covariance),
+                                     proposal_shape(target, shape),
                                      proposal.initial_scale(target.n_params))
         return sampler, [ScaleTuner()]
     return make
