@@ -22,6 +22,9 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted
 
 from ._dask import is_dask_array
+from ._docstrings import with_sections
+from .linear_model import MinibatchMHLogisticRegression
+from .linear_model._base import LinearMHEstimator, PredictiveClassifierMixin
 
 __all__ = ["ConsensusMonteCarlo", "consensus_combine", "consensus_mean_error"]
 
@@ -288,71 +291,31 @@ class ConsensusMonteCarlo(MetaEstimatorMixin, BaseEstimator):
         return self.estimator_.predict(X, **kwargs)
 
     @available_if(_estimator_has("predict_proba"))
+    @with_sections(PredictiveClassifierMixin.predict_proba)
     def predict_proba(self, X):
-        """``estimator_.predict_proba``.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The rows to predict.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-        """
+        """``estimator_.predict_proba``."""
         check_is_fitted(self)
         return self.estimator_.predict_proba(X)
 
     @available_if(_estimator_has("predict_log_proba"))
+    @with_sections(PredictiveClassifierMixin.predict_log_proba)
     def predict_log_proba(self, X):
-        """``estimator_.predict_log_proba``.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The rows to predict.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-        """
+        """``estimator_.predict_log_proba``."""
         check_is_fitted(self)
         return self.estimator_.predict_log_proba(X)
 
     @available_if(_estimator_has("decision_function"))
+    @with_sections(MinibatchMHLogisticRegression.decision_function)
     def decision_function(self, X):
-        """``estimator_.decision_function``.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The rows to score.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-        """
+        """``estimator_.decision_function``."""
         check_is_fitted(self)
         return self.estimator_.decision_function(X)
 
     @available_if(_estimator_has("summary"))
+    @with_sections(LinearMHEstimator.summary)
     def summary(self, *, quantiles=(0.05, 0.5, 0.95), as_frame="auto"):
         """``estimator_.summary``: the consensus draws' table, per named parameter (their
-        R-hat and ESS compare chains of combined draws, not of one sampler).
-
-        Parameters
-        ----------
-        quantiles : sequence of float, default=(0.05, 0.5, 0.95)
-            Posterior quantiles to report, each in (0, 1).
-        as_frame : "auto" or bool, default="auto"
-            ``True``: a ``pandas.DataFrame``; ``False``: a
-            :class:`~skbayes_mh.posterior.PosteriorSummary`; ``"auto"``: a DataFrame when
-            pandas can be imported.
-
-        Returns
-        -------
-        PosteriorSummary or pandas.DataFrame
-        """
+        R-hat and ESS compare chains of combined draws, not of one sampler)."""
         check_is_fitted(self)
         return self.estimator_.summary(quantiles=quantiles, as_frame=as_frame)
 

@@ -9,14 +9,12 @@ loop over the parameters in Python, and on an autocorrelated chain their Geyer s
 over most lags, about 14 ms a parameter: 70 s of a 94 s fit with 5,001 parameters. The
 Monte Carlo standard errors come from arviz-stats itself.
 """
-import inspect
-
 import numpy as np
 from scipy.fft import irfft, next_fast_len, rfft
 from scipy.special import ndtri
 
+from ._docstrings import with_sections as _with_sections
 from ._passes import map_on_cores
-
 
 #: The numpydoc sections of every statistic computed parameter by parameter.
 _PER_PARAMETER_SECTIONS = """Parameters
@@ -27,13 +25,6 @@ draws : array-like of shape (n_chains, n_draws, ...)
 Returns
 -------
 ndarray of shape ``draws.shape[2:]``"""
-
-
-def _per_parameter_statistic(function):
-    """Decorate a public statistic of each parameter: its docstring (a summary) gets
-    :data:`_PER_PARAMETER_SECTIONS`, written once."""
-    function.__doc__ = f"{inspect.cleandoc(function.__doc__)}\n\n{_PER_PARAMETER_SECTIONS}"
-    return function
 
 
 def _stats():
@@ -225,7 +216,7 @@ def convergence_statistics(draws):
     return tuple(values[:, k].reshape(np.shape(draws)[2:]) for k in range(3))
 
 
-@_per_parameter_statistic
+@_with_sections(_PER_PARAMETER_SECTIONS)
 def rhat(draws):
     """Rank-normalised split R-hat of each parameter (NaN with fewer than 2 chains or 4
     draws)."""
@@ -234,26 +225,26 @@ def rhat(draws):
     return _batched(_rank_rhat, draws).reshape(np.shape(draws)[2:])
 
 
-@_per_parameter_statistic
+@_with_sections(_PER_PARAMETER_SECTIONS)
 def ess_bulk(draws):
     """Bulk effective sample size of each parameter (NaN with fewer than 4 draws)."""
     return _batched(_bulk_ess, draws).reshape(np.shape(draws)[2:])
 
 
-@_per_parameter_statistic
+@_with_sections(_PER_PARAMETER_SECTIONS)
 def ess_tail(draws):
     """Tail effective sample size of each parameter: the smaller of the indicators' at its
     5% and 95% quantiles (NaN with fewer than 4 draws)."""
     return _batched(_tail_ess, draws).reshape(np.shape(draws)[2:])
 
 
-@_per_parameter_statistic
+@_with_sections(_PER_PARAMETER_SECTIONS)
 def mcse_mean(draws):
     """Monte Carlo standard error of each parameter's posterior mean."""
     return _per_parameter(_stats().mcse, draws, method="mean")
 
 
-@_per_parameter_statistic
+@_with_sections(_PER_PARAMETER_SECTIONS)
 def mcse_sd(draws):
     """Monte Carlo standard error of each parameter's posterior standard deviation."""
     return _per_parameter(_stats().mcse, draws, method="sd")

@@ -1,21 +1,6 @@
 """What every proposal object is: small, validated parameters and the kernel that uses
 them (``_kernels/proposals.py``). No numba here."""
-import inspect
-
 from sklearn.base import BaseEstimator
-
-
-def base_sections(method):
-    """Decorate a subclass's override whose docstring is its own summary: the numpydoc
-    sections of :class:`Proposal`'s ``method`` (its Parameters and Returns) follow it, so
-    that they are written once."""
-    sections = inspect.cleandoc(method.__doc__)
-    sections = sections[sections.index("Parameters\n----------"):]
-
-    def decorate(override):
-        override.__doc__ = f"{inspect.cleandoc(override.__doc__)}\n\n{sections}"
-        return override
-    return decorate
 
 
 class Proposal(BaseEstimator):

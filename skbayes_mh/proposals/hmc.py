@@ -5,7 +5,8 @@ import numbers
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._kernels.proposals import HMC as HMC_KERNEL
-from ._base import Proposal, base_sections
+from .._docstrings import with_sections
+from ._base import Proposal
 
 
 class HMC(Proposal):
@@ -56,19 +57,19 @@ class HMC(Proposal):
     def __init__(self, path_length="auto"):
         self.path_length = path_length
 
-    @base_sections(Proposal.target_acceptance_rate)
+    @with_sections(Proposal.target_acceptance_rate)
     def target_acceptance_rate(self, barker):
         """0.7 under Metropolis acceptance (0.65 is optimal for long paths on Gaussian
         targets, Beskos et al. 2013; a little above it is more robust), 0.35 under
         Barker's, whose acceptance is at most one half near ``Delta = 0``."""
         return 0.35 if barker else 0.7
 
-    @base_sections(Proposal.initial_scale)
+    @with_sections(Proposal.initial_scale)
     def initial_scale(self, n_params):
         """A leapfrog step of ``d^(-1/4)`` (the optimal step shrinks as ``d^(-1/4)``)."""
         return n_params ** (-0.25)
 
-    @base_sections(Proposal.kernel_parameter)
+    @with_sections(Proposal.kernel_parameter)
     def kernel_parameter(self, barker=False):
         """The mean path length: ``path_length``, or for ``"auto"`` ``pi / 2`` under
         Metropolis' acceptance and ``3 pi / 8`` under Barker's."""

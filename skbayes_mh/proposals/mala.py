@@ -1,6 +1,7 @@
 """The Metropolis-adjusted Langevin algorithm."""
 from .._kernels.proposals import MALA as MALA_KERNEL
-from ._base import Proposal, base_sections
+from .._docstrings import with_sections
+from ._base import Proposal
 
 
 class MALA(Proposal):
@@ -28,13 +29,13 @@ class MALA(Proposal):
     _kernel_id = MALA_KERNEL
     _parameter_constraints = {}
 
-    @base_sections(Proposal.target_acceptance_rate)
+    @with_sections(Proposal.target_acceptance_rate)
     def target_acceptance_rate(self, barker):
         """0.574, optimal for a Gaussian target (Roberts and Rosenthal 1998); scaled as the
         random walk's is under Barker's acceptance."""
         return 0.574 * (0.158 / 0.234) if barker else 0.574
 
-    @base_sections(Proposal.initial_scale)
+    @with_sections(Proposal.initial_scale)
     def initial_scale(self, n_params):
         """``1.65 d^(-1/6)``, optimal for a Gaussian target of the proposal's shape."""
         return 1.65 * n_params ** (-1.0 / 6.0)

@@ -4,7 +4,8 @@ import numbers
 from sklearn.utils._param_validation import Interval
 
 from .._kernels.proposals import PCN as PCN_KERNEL
-from ._base import Proposal, base_sections
+from .._docstrings import with_sections
+from ._base import Proposal
 
 
 class PCN(Proposal):
@@ -48,18 +49,18 @@ class PCN(Proposal):
     def __init__(self, df=None):
         self.df = df
 
-    @base_sections(Proposal.target_acceptance_rate)
+    @with_sections(Proposal.target_acceptance_rate)
     def target_acceptance_rate(self, barker):
         """0.5 under Metropolis acceptance, 0.35 under Barker's: the share ``s`` is lowered
         only when bolder proposals are rejected too often (and it never exceeds 1)."""
         return 0.35 if barker else 0.5
 
-    @base_sections(Proposal.initial_scale)
+    @with_sections(Proposal.initial_scale)
     def initial_scale(self, n_params):
         """An innovation share of one half, whatever the dimension."""
         return 0.5
 
-    @base_sections(Proposal.kernel_parameter)
+    @with_sections(Proposal.kernel_parameter)
     def kernel_parameter(self, barker=False):
         """The reference's degrees of freedom: ``df``, or 0 for the Gaussian reference
         (whatever ``barker``)."""

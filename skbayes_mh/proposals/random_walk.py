@@ -2,7 +2,8 @@
 import numpy as np
 
 from .._kernels.proposals import RANDOM_WALK
-from ._base import Proposal, base_sections
+from .._docstrings import with_sections
+from ._base import Proposal
 
 
 class RandomWalk(Proposal):
@@ -31,13 +32,13 @@ class RandomWalk(Proposal):
     _kernel_id = RANDOM_WALK
     _parameter_constraints = {}
 
-    @base_sections(Proposal.target_acceptance_rate)
+    @with_sections(Proposal.target_acceptance_rate)
     def target_acceptance_rate(self, barker):
         """0.234 under Metropolis acceptance (Roberts, Gelman and Gilks 1997); 0.158 under
         Barker's (Agrawal, Vats, Latuszynski and Roberts 2023)."""
         return 0.158 if barker else 0.234
 
-    @base_sections(Proposal.initial_scale)
+    @with_sections(Proposal.initial_scale)
     def initial_scale(self, n_params):
         """``2.38 / sqrt(d)``, optimal for a Gaussian target of the proposal's shape."""
         return 2.38 / np.sqrt(n_params)

@@ -1,6 +1,7 @@
 """Slice sampling along random directions."""
 from .._kernels.proposals import SLICE
-from ._base import Proposal, base_sections
+from .._docstrings import with_sections
+from ._base import Proposal
 
 
 class Slice(Proposal):
@@ -28,7 +29,7 @@ class Slice(Proposal):
     _kernel_id = SLICE
     _parameter_constraints = {}
 
-    @base_sections(Proposal.initial_scale)
+    @with_sections(Proposal.initial_scale)
     def initial_scale(self, n_params):
         """A bracket of two shape units along the direction, whatever the dimension."""
         return 2.0
