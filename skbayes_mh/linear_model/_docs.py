@@ -188,7 +188,16 @@ Returns
 self
 """
 
+#: The start of every estimator's ``acceptance`` entry: what ``"auto"`` chooses.
+ACCEPTANCE_AUTO = """\
+``"auto"``: the exact ``"metropolis"`` test on all rows when the data have at most
+5,000 rows or fewer than 100 rows per parameter, the minibatch Barker test with
+control variates (``"minibatch"``) otherwise (the choice is kept in ``acceptance_``;
+docs/choosing.md has the measurements).
+"""
+
 BLOCKS = {"sampling_parameters": SAMPLING_PARAMETERS, "fitted_attributes": FITTED_ATTRIBUTES,
+          "acceptance_auto": ACCEPTANCE_AUTO,
           "proposal_parameters": PROPOSAL_PARAMETERS,
           "autoscale_parameters": AUTOSCALE_PARAMETERS,
           "learned_prior_scale": LEARNED_PRIOR_SCALE}

@@ -36,10 +36,7 @@ class MinibatchMHLogisticRegression(ClassifierMixin, PredictiveClassifierMixin,
         The inverse link from the linear predictor to ``p(y = classes_[1])``: the logistic
         function or the standard normal CDF.
     acceptance : str or AcceptanceTest, default="auto"
-        ``"auto"``: the exact ``"metropolis"`` test on all rows when the data have at most
-        5,000 rows or fewer than 100 rows per parameter, the minibatch Barker test with
-        control variates (``"minibatch"``) otherwise (the choice is kept in ``acceptance_``;
-        docs/choosing.md has the measurements).
+        {acceptance_auto}
         Or ``"barker"``, ``"minibatch"``, ``"austerity"``, ``"confidence"``, ``"firefly"``
         (exact, with Jaakkola-Jordan bounds; for the probit link the tangent quadratic of
         ``log Phi`` with curvature 1) or an object from :mod:`skbayes_mh.acceptance`

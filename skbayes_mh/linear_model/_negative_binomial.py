@@ -34,12 +34,10 @@ class NegativeBinomialRegression(PoissonDevianceScoreMixin, RegressorMixin,
     Parameters
     ----------
     acceptance : str or AcceptanceTest, default="auto"
-        ``"auto"``: the exact ``"metropolis"`` test on all rows when the data have at most
-        5,000 rows or fewer than 100 rows per parameter, the minibatch Barker test with
-        control variates (``"minibatch"``) otherwise (kept in ``acceptance_``). Or ``"barker"``,
-        ``"austerity"``, ``"confidence"``
-        (with control variates only: the log-likelihood has no global Lipschitz constant)
-        or an object from :mod:`skbayes_mh.acceptance`; not ``"firefly"``.
+        {acceptance_auto}
+        Or ``"barker"``, ``"austerity"``, ``"confidence"`` (with control variates only: the
+        log-likelihood has no global Lipschitz constant) or an object from
+        :mod:`skbayes_mh.acceptance`; not ``"firefly"``.
     {proposal_parameters}
     prior : {"gaussian", "laplace"}, default="gaussian"
         The family of the weights' and the intercept's priors.

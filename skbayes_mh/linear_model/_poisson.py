@@ -32,10 +32,7 @@ class MinibatchMHPoissonRegression(PoissonDevianceScoreMixin, RegressorMixin,
     Parameters
     ----------
     acceptance : str or AcceptanceTest, default="auto"
-        ``"auto"``: the exact ``"metropolis"`` test on all rows when the data have at most
-        5,000 rows or fewer than 100 rows per parameter, the minibatch Barker test with
-        control variates (``"minibatch"``) otherwise (the choice is kept in ``acceptance_``;
-        docs/choosing.md has the measurements).
+        {acceptance_auto}
         Or ``"barker"``, ``"austerity"``, ``"confidence"`` (with control variates only: the
         log-likelihood has no global Lipschitz constant) or an object from
         :mod:`skbayes_mh.acceptance`; not ``"firefly"``.

@@ -50,10 +50,7 @@ class RobustTRegression(RegressorMixin, PredictiveRegressorMixin, LinearMHEstima
     intercept_prior_scale : float or None, default=None
         Scale of the intercept's prior around ``mean(y)``. ``None``: ``10 * std(y)``.
     acceptance : str or AcceptanceTest, default="auto"
-        ``"auto"``: the exact ``"metropolis"`` test on all rows when the data have at most
-        5,000 rows or fewer than 100 rows per parameter, the minibatch Barker test with
-        control variates (``"minibatch"``) otherwise (the choice is kept in ``acceptance_``;
-        docs/choosing.md has the measurements).
+        {acceptance_auto}
         Or ``"firefly"`` (or a :class:`~skbayes_mh.acceptance.Firefly` object),
         ``"barker"``, ``"austerity"``, ``"confidence"`` (the last needs a fixed ``scale``:
         with a sampled scale the log-likelihood has no Lipschitz constant, unless given to

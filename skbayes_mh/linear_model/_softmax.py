@@ -41,10 +41,7 @@ class FireflySoftmaxClassifier(ClassifierMixin, PredictiveClassifierMixin,
     Parameters
     ----------
     acceptance : str or AcceptanceTest, default="auto"
-        ``"auto"``: the exact ``"metropolis"`` test on all rows when the data have at most
-        5,000 rows or fewer than 100 rows per parameter, the minibatch Barker test with
-        control variates (``"minibatch"``) otherwise (the choice is kept in ``acceptance_``;
-        docs/choosing.md has the measurements).
+        {acceptance_auto}
         Or ``"firefly"`` (or a :class:`~skbayes_mh.acceptance.Firefly` object: bound,
         brightness resampling, softmax bound), ``"barker"``, ``"austerity"``, ...
     {proposal_parameters}
