@@ -6,13 +6,11 @@ draws; ``continue_posterior`` runs a ``warm_start`` fit's chains on. Neither rea
 an estimator's attributes: they take their inputs as arguments and return a
 :class:`FitResult`."""
 import contextlib
-import functools
 import time
 import warnings
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy import special, stats
 from sklearn.utils import Bunch
 
 from .._passes import one_blas_thread, return_freed_memory
@@ -25,27 +23,11 @@ from ..sampling._shared import sharing_scope
 from ..sampling._schedule import TemperatureSchedule
 from .auto import (choose_laplace, choose_proposal, choose_thin, choose_warmup, is_auto,
                    shaped_for_paths, warmup_bound)
+from .chains import chain_levels, chain_starts
 from .convergence import (AUTO_DRAWS_MARGIN, AUTO_FIRST_DRAWS, AUTO_MAX_DRAWS,
-                          LP_CHECK_DRAWS, LP_CHECK_MIN_DRAWS, LP_CHECK_ROWS, MIN_ESS_PER_CHAIN,
-                          TEST_ERROR_WARNING, draws_needed, modes_within_reach,
-                          normality_error, warn_unvisited_modes)
+                          MIN_ESS_PER_CHAIN, draws_needed, warn_unvisited_modes)
 from .span import complete_draws, row_span
-
-#: The error of an approximate test is estimated at this many pairs of consecutive draws
-#: of each chain ...
-ERROR_CHECK_PAIRS = 5
-#: ... from the rows' log ratios on a random subsample of this many rows.
-ERROR_CHECK_ROWS = 5_000
-#: An estimate past the warning's threshold is checked by running the test again at those
-#: pairs (:func:`measured_test_error`), reading at most about this many rows in all ...
-ERROR_MEASURE_ROWS = 1e7
-#: ... in this many trials a pair at least and at most.
-ERROR_MEASURE_TRIALS = (200, 1000)
-
-#: Each chain starts at a draw of the Laplace approximation around its mode with every sd
-#: multiplied by this: over-dispersed (Gelman and Rubin 1992), so that chains that do not
-#: meet show in R-hat, yet within reach of the proposal the Laplace shape tunes.
-START_DISPERSION = 2.0
+from .test_error import test_error
 
 #: A model with at most this many parameters is fitted with BLAS on one thread throughout.
 #: Its (d, d) factorisations then take milliseconds on one thread, and OpenBLAS's threads,
@@ -405,163 +387,6 @@ def _with_draws(settings, chains):
         return settings
     reached = [c.n_draws for c in chains if not isinstance(c, WorkerLost)]
     return replace(settings, n_draws=max(reached, default=0))
-
-
-def chain_starts(target, seeds):
-    """Where each chain starts: chain ``c`` at a draw of the Laplace approximation around
-    the ``c``-th mode (in turn) of those the MAP search found within reach
-    (:func:`~skbayes_mh._core.convergence.modes_within_reach`, the highest first; usually
-    the MAP alone), with the sds times :data:`START_DISPERSION`.
-
-    The draw is the Laplace covariance's factor times a standard normal from the chain's
-    own seed. Jitter by each coordinate's marginal sd instead lands hundreds of posterior
-    sds off along strongly correlated directions (the over-parameterised softmax's class
-    contrasts, as Firefly samples them), where no chain driven by the control variates'
-    proxy accepts a move.
-
-    Returns
-    -------
-    list of ndarray of shape (d,)
-    """
-    centres = [target.mean] + [point for _, point in
-                               modes_within_reach(target.extra.get("modes", []))[1:]]
-    shape = Shape.from_covariance(target.laplace_covariance)
-    starts = []
-    for c, seed in enumerate(seeds):
-        z = np.random.default_rng([int(seed), 1]).standard_normal(target.n_params)
-        starts.append(centres[c % len(centres)] + START_DISPERSION * shape.times(z))
-    return starts
-
-
-def chain_levels(target, draws, cv=None, recorded=None):
-    """The tempered log posterior at evenly spaced draws of each chain,
-    :data:`~skbayes_mh._core.convergence.LP_CHECK_DRAWS` a chain: read from ``recorded``
-    when the chains recorded it at every draw (the exact tests do: no pass); otherwise
-    with control variates ``cv`` (the chains' own) estimated from them
-    (:meth:`~skbayes_mh.sampling.Target.log_posterior_estimates`: no full-data pass), or
-    exact, one full-data pass a draw, with fewer draws on tall data (about
-    :data:`~skbayes_mh._core.convergence.LP_CHECK_ROWS` rows read in all, at least
-    :data:`~skbayes_mh._core.convergence.LP_CHECK_MIN_DRAWS` a chain).
-
-    Parameters
-    ----------
-    target : Target
-    draws : ndarray of shape (n_chains, n_draws, d)
-    cv : tuple or None
-    recorded : ndarray of shape (n_chains, n_draws) or None
-        The tempered log posterior the chains recorded at their draws, NaN where unknown.
-
-    Returns
-    -------
-    ndarray of shape (n_chains, n_evaluated)
-    """
-    n_chains, n_draws, d = draws.shape
-    if recorded is not None and np.isfinite(recorded).all():  # no pass to afford
-        index = np.linspace(0, n_draws - 1, min(n_draws, LP_CHECK_DRAWS)).round().astype(int)
-        return recorded[:, index]
-    with_cv = cv is not None and cv[0]
-    affordable = (LP_CHECK_DRAWS if with_cv
-                  else int(LP_CHECK_ROWS // max(target.n_data * n_chains, 1)))
-    n_evaluated = min(n_draws, max(LP_CHECK_MIN_DRAWS, min(LP_CHECK_DRAWS, affordable)))
-    index = np.linspace(0, n_draws - 1, n_evaluated).round().astype(int)
-    thetas = draws[:, index].reshape(-1, d)
-    return np.reshape(target.log_posteriors(thetas, cv), (n_chains, n_evaluated))
-
-
-class Moves:
-    """Pairs of consecutive draws of a fit's chains (:data:`ERROR_CHECK_PAIRS` a chain),
-    as an approximate test sees them: ``ratios`` (pairs, rows), each row's tempered log
-    ratio less its control variate (with control variates ``cv``) on
-    :data:`ERROR_CHECK_ROWS` random rows; ``spreads``, their sds; ``deltas``, the full-data
-    log posterior ratios (computed when first asked for). Pairs that did not move are left
-    out."""
-
-    def __init__(self, target, draws, cv):
-        self.target, self.cv, self.n_data = target, cv, target.n_data
-        index = np.linspace(0, draws.shape[1] - 2, ERROR_CHECK_PAIRS if draws.shape[1] > 1
-                            else 0).round().astype(int)
-        before = draws[:, index].reshape(-1, draws.shape[2])
-        after = draws[:, index + 1].reshape(-1, draws.shape[2])
-        terms = target.row_terms(np.concatenate([before, after]), cv, ERROR_CHECK_ROWS)
-        # Tempered, and without the subsample's N / rows weight.
-        ratios = (terms[len(before):] - terms[:len(before)]) * target.inv_temperature * (
-            min(ERROR_CHECK_ROWS, self.n_data) / self.n_data)
-        moved = np.ptp(ratios, axis=1) > 0
-        self.before, self.after, self.ratios = before[moved], after[moved], ratios[moved]
-        self.spreads = self.ratios.std(axis=1)
-
-    def __len__(self):
-        return len(self.ratios)
-
-    @functools.cached_property
-    def deltas(self):
-        levels = self.target.log_posteriors(np.concatenate([self.before, self.after]),
-                                            self.cv)
-        return levels[len(self.before):] - levels[:len(self.before)]
-
-
-def test_error(chains, draws):
-    """An approximate test's estimated per-test error in acceptance probability, from the
-    chains that ran it, at their :class:`Moves`: the sum of ``design``, the error the
-    test's own analysis gives there (``AcceptanceTest.design_error``), and, for a test that
-    takes the minibatch mean as normal (``normal_mean``), ``normality``, the first Edgeworth
-    term of that approximation (:func:`~skbayes_mh._core.convergence.normality_error`) at
-    the moves' median skewness and the rows a test read on average.
-
-    Returns
-    -------
-    Bunch or None
-        ``test``, ``per_test`` (the sum), ``design``, ``normality``, ``skewness``,
-        ``rows_per_test``; None for an exact test.
-    """
-    sampler = chains[0].sampler
-    acceptance = sampler.acceptance
-    if acceptance.exact:
-        return None
-    rows = float(np.mean([c.stats["rows_per_iteration"].mean() for c in chains]))
-    # The moves matter only to the tests that take the minibatch mean as normal.
-    moves = (Moves(sampler.target, draws, getattr(sampler, "cv", None))
-             if acceptance.normal_mean else ())
-    skewness = normality = 0.0
-    if len(moves):
-        skewness = float(np.nanmedian(np.abs(stats.skew(moves.ratios, axis=1))))
-        normality = float(normality_error(skewness, rows, sampler.target.n_data))
-    design = acceptance.design_error(moves)
-    estimated = design + normality
-    measured = (measured_test_error(sampler, moves, rows)
-                if estimated > TEST_ERROR_WARNING and len(moves) else None)
-    return Bunch(test=acceptance.name, per_test=estimated if measured is None else measured,
-                 estimated=estimated, measured=measured, design=design, normality=normality,
-                 skewness=skewness, rows_per_test=rows,
-                 n_moves=len(moves) if measured is not None else 0)
-
-
-def measured_test_error(sampler, moves, rows_per_test, random_state=0):
-    """The test's root-mean-square error in acceptance probability at ``moves``, measured:
-    the test run again on each pair (:data:`ERROR_MEASURE_TRIALS` times, within
-    :data:`ERROR_MEASURE_ROWS` rows in all), its acceptance frequency against the exact
-    test's probability there (``S(Delta)`` for a Barker test, ``min(1, e^Delta)`` else, from
-    the full-data log posteriors), the frequencies' binomial variance taken out.
-
-    The Edgeworth estimate is a screen, not this: with a few rows far out (California
-    housing's, in a robust regression) the rows' log ratios have skewness 10 to 60, past
-    the expansion's reach, and it gave 0.17-0.23 where the test measured 0 to 0.011."""
-    target = sampler.target
-    n_trials = int(np.clip(ERROR_MEASURE_ROWS / (len(moves) * max(rows_per_test, 1.0)),
-                           *ERROR_MEASURE_TRIALS))
-    levels = target.log_posteriors(np.concatenate([moves.before, moves.after]))
-    deltas = levels[len(moves):] - levels[:len(moves)]
-    rng = np.random.default_rng(random_state)
-    squares = []
-    for theta, theta_prop, delta in zip(moves.before, moves.after, deltas):
-        log_prior_ratio = (target.prior.log_density(theta_prop)[0]
-                           - target.prior.log_density(theta)[0])
-        frequency = sampler.acceptance_frequency(theta, theta_prop, log_prior_ratio,
-                                                 n_trials, rng)
-        exact = float(special.expit(delta) if sampler.acceptance.barker
-                      else np.exp(min(delta, 0.0)))
-        squares.append((frequency - exact) ** 2 - exact * (1.0 - exact) / n_trials)
-    return float(np.sqrt(max(float(np.mean(squares)), 0.0)))
 
 
 def _chain_sampler(sampler_class, target, acceptance, proposal, shared, step_size,

@@ -11,7 +11,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from skbayes_mh._core.convergence import (LP_CHECK_MIN_DRAWS, MODE_REACH_NATS,
                                           check_chain_levels)
-from skbayes_mh._core.fit import START_DISPERSION, chain_levels, chain_starts
+from skbayes_mh._core.chains import START_DISPERSION, chain_levels, chain_starts
 from skbayes_mh.models import LogisticModel
 from skbayes_mh.sampling import _target
 
