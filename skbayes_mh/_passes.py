@@ -141,6 +141,12 @@ def column_slices(n_rows, n_columns, group_bytes=None):
     return [slice(first, first + group) for first in range(0, n_columns, group)]
 
 
+def chunk_rows(m, n_rows):
+    """Rows per chunk for per-row ``(m, m)`` derivative buffers: ``PASS_CHUNK``, fewer for
+    many outputs (about 8 MB of buffers a thread)."""
+    return max(1, min(PASS_CHUNK, n_rows, 1_000_000 // (m * m)))
+
+
 def chunks(start, stop, chunk=PASS_CHUNK):
     """``(start, stop)`` of consecutive ranges of at most ``chunk`` rows."""
     for begin in range(start, stop, chunk):

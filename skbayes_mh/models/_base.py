@@ -1,19 +1,19 @@
 """What every linear-predictor model shares: its kernel spec, full-data passes
 (value, gradient and Hessian in theta from the link's derivatives in ``u``, with BLAS), the
-MAP and Laplace approximation, the control variates' sums, and Firefly's collapsed
-bounds. A model file supplies only its link, its bound coefficients, and what is its own
-(a starting point, its Lipschitz and third-derivative bounds)."""
+MAP and Laplace approximation and the control variates' sums; Firefly's collapsed bounds
+come from ``_firefly.py`` and count mixtures' quantiles from ``_quantiles.py``. A model
+file supplies only its link, its bound coefficients, and what is its own (a starting
+point, its Lipschitz and third-derivative bounds)."""
 import functools
 from functools import partial
 
 import numpy as np
 
 from .._kernels._jit import STATUS_OK
-from .._passes import PASS_CHUNK, chunks, return_freed_memory
+from .._passes import chunk_rows, chunks, return_freed_memory
 from .._validation import check_dense_matrix
-from .._kernels.firefly import bound_coefficients
 from .._kernels.passes import linear_derivatives
-from .._kernels.specs import FireflyBound
+from ._firefly import FireflyBounds
 from ._optimize import find_map, laplace_covariance, low_rank_laplace, newton_map
 
 #: Rows of the random subsample whose MAP starts Newton's method on a tall data set.
@@ -21,15 +21,6 @@ MAP_SUBSAMPLE_ROWS = 50_000
 #: Two searches of the MAP from different starts whose negative log posteriors differ by
 #: more than this ended in different modes (one mode's searches agree to about 1e-6).
 DISTINCT_MODE_NATS = 0.01
-#: Up to this many rows Firefly keeps each row's linear predictors at the bounds' tangent
-#: (8 bytes a row per output); above, a query computes them again.
-TANGENT_CACHE_MAX_ROWS = 1 << 20
-
-
-def _chunk_rows(m, n_rows):
-    """Rows per chunk for per-row ``(m, m)`` derivative buffers: ``PASS_CHUNK``, fewer for
-    many outputs (about 8 MB of buffers a thread)."""
-    return max(1, min(PASS_CHUNK, n_rows, 1_000_000 // (m * m)))
 
 
 def _derivative_sums(model, theta, order, full, part, begin, end):
@@ -38,7 +29,7 @@ def _derivative_sums(model, theta, order, full, part, begin, end):
     K, E, block = model.n_outputs, model.n_extra, part.block
     m = K + E
     d = theta.size
-    size = _chunk_rows(m, part.n_rows)
+    size = chunk_rows(m, part.n_rows)
     spec = model.spec(part)
     value = 0.0
     gradient = np.zeros(d)
@@ -82,7 +73,7 @@ def _hessian_products(model, theta, vectors, part, begin, end):
     n_u = K + E
     # Four per-row arrays of products (moved, curved and the design's two), about 1 MB each
     # a thread.
-    size = max(1, min(_chunk_rows(n_u, part.n_rows), 131_072 // (n_u * vectors.shape[1])))
+    size = max(1, min(chunk_rows(n_u, part.n_rows), 131_072 // (n_u * vectors.shape[1])))
     spec = model.spec(part)
     product = np.zeros_like(vectors)
     values = np.empty(size)
@@ -107,53 +98,12 @@ def _hessian_products(model, theta, vectors, part, begin, end):
     return (product,)
 
 
-def _bound_sums(model, tangent, params, tangent_u, part, begin, end):
-    """Firefly's bounds summed over rows ``begin..end-1`` of ``part``: ``(quad, lin, const,
-    scale_count)`` (see :meth:`LinearModel.firefly_bound`); each row's ``u`` at the tangent
-    written into ``tangent_u`` when it is not None."""
-    K, block = model.n_outputs, part.block
-    n_linear = K * block
-    m = K + model.n_extra
-    placeholder = (type(model).bound_coefficients, tangent, params, np.zeros((0, 0)),
-                   np.zeros(0), 0.0, 0.0, float(model.bound_log_scale), np.empty((0, m)))
-    spec = model.spec(part)
-    size = _chunk_rows(K, part.n_rows)
-    quad = np.zeros((n_linear, n_linear))
-    lin = np.zeros(n_linear)
-    const = scale_count = 0.0
-    constants = np.empty(size)
-    linear = np.empty((size, K))
-    curvatures = np.empty((size, K, K))
-    scale_terms = np.empty(size)
-    chunk_u = np.empty((size, m))
-    for start, stop in chunks(begin, end, size):
-        rows = stop - start
-        status = bound_coefficients(spec, placeholder, start, stop, constants, linear,
-                                    curvatures, scale_terms, chunk_u)
-        if status != STATUS_OK:
-            first = part.row_offset + start
-            raise ValueError(f"Firefly's bounds are not finite in rows {first} to "
-                             f"{first + rows - 1}.")
-        if tangent_u is not None:
-            tangent_u[start:stop] = chunk_u[:rows]
-        const += constants[:rows].sum()
-        scale_count += scale_terms[:rows].sum()
-        lin += part.design_sum(start, stop, linear[:rows]).T.ravel()
-        for k in range(K):
-            for j in range(k, K):
-                gram = part.design_gram(start, stop, curvatures[:rows, k, j])
-                quad[k * block:(k + 1) * block, j * block:(j + 1) * block] += gram
-                if j != k:
-                    quad[j * block:(j + 1) * block, k * block:(k + 1) * block] += gram.T
-    return quad, lin, const, scale_count
-
-
 #: Every likelihood family, by class name: a class defined in a file of ``models/``
 #: registers itself (``models/__init__.py`` imports every such file).
 FAMILIES = {}
 
 
-class LinearModel:
+class LinearModel(FireflyBounds):
     """A likelihood family whose row log-likelihood depends on theta only through
     ``u = [W x_i + b, extra]`` (see ``_kernels/specs.py``).
 
@@ -363,14 +313,6 @@ class LinearModel:
         ``|[x_i, 1]|``; None when the likelihood has none."""
         return None
 
-    def firefly_bound_params(self, bound):
-        """The ``bound_params`` of the coefficients kernel for ``bound`` ("map"/"untuned")."""
-        raise NotImplementedError
-
-    def firefly_tangent(self, theta_map, bound):
-        """The parameters at which the bounds touch the likelihood."""
-        return theta_map
-
     # --- shared -----------------------------------------------------------------------------
 
     def n_params(self, data):
@@ -523,100 +465,6 @@ class LinearModel:
             objective.last[0], theta) else None
         return theta, covariance, n_passes + passes, reference
 
-    def check_bounds(self):
-        """A ``ValueError`` when the model has no collapsible lower bound (Firefly's)."""
-        if type(self).bound_coefficients is None:
-            raise ValueError(
-                f"acceptance='firefly' needs a model with a collapsible lower bound on each "
-                f"likelihood; the {self.name} likelihood has none (no global quadratic lower "
-                f"bound exists for it). Choose another acceptance test.")
-
-    def firefly_bound(self, data, theta_map, bound, inv_temperature):
-        """Firefly's bounds, tight at the MAP or untuned, collapsed over every row in one pass
-        (the tuple ``specs.FireflyBound``, tempered).
-
-        Raises
-        ------
-        ValueError
-            When the model has no collapsible lower bound.
-        """
-        self.check_bounds()
-        tangent = np.ascontiguousarray(self.firefly_tangent(theta_map, bound), dtype=np.float64)
-        params = np.ascontiguousarray(self.firefly_bound_params(bound), dtype=np.float64)
-        # Each row's u at the tangent, kept for the queries up to TANGENT_CACHE_MAX_ROWS
-        # rows of local data (one dot product a query instead of two); recomputed per query
-        # above, and for Dask data (gathered after this pass).
-        cache = data.n_rows <= TANGENT_CACHE_MAX_ROWS and not data.distributed
-        tangent_u = np.empty((data.n_rows if cache else 0, self.n_outputs + self.n_extra))
-        check_dense_matrix(self.n_outputs * data.block,
-                           "Firefly's collapsed bounds (a quadratic in the coefficients)")
-        quad, lin, const, scale_count = data.sum_parts(
-            partial(_bound_sums, self, tangent, params, tangent_u if cache else None))
-        return FireflyBound(type(self).bound_coefficients, tangent, params,
-                            inv_temperature * quad, inv_temperature * lin,
-                            inv_temperature * const, inv_temperature * scale_count,
-                            float(self.bound_log_scale), tangent_u)
-
-
-#: Draws (evenly thinned) whose own quantiles start a count mixture's bracket: SciPy's
-#: discrete ``ppf`` is a search, so on every draw it cost most of ``predict_quantiles``.
-BRACKET_DRAWS = 250
-
-
-def discrete_mixture_quantiles(component_ppf, component_cdf, n_draws, quantiles):
-    """Quantiles of the equal mixture over draws of a count distribution: for each row and
-    ``q``, the smallest count ``k`` whose mixture CDF is at least ``q``, by bisection.
-
-    The bracket starts between the quantiles of :data:`BRACKET_DRAWS` evenly thinned draws
-    (which bound the thinned mixture's) and widens, by the whole mixture's CDF, until it
-    bounds the whole mixture's. Each row's search stops on its own.
-
-    Parameters
-    ----------
-    component_ppf : callable
-        ``component_ppf(q, draws)``: the quantile ``q`` of the draws selected by the slice
-        ``draws``, at each row, ``(n_selected, n_rows)``.
-    component_cdf : callable
-        ``component_cdf(k, rows)`` with ``k`` of shape ``(1, n_selected)``: each draw's CDF
-        there at the rows indexed by ``rows``, ``(n_draws, n_selected)``.
-    n_draws : int
-    quantiles : ndarray of shape (n_quantiles,), each in (0, 1)
-
-    Returns
-    -------
-    ndarray of shape (n_rows, n_quantiles), float (whole numbers)
-    """
-    def mixture_cdf(k, rows):  # every k it is given is at least 0
-        return component_cdf(k[None, :], rows).mean(axis=0)
-
-    thinned = slice(None, None, max(1, n_draws // BRACKET_DRAWS))
-    columns = []
-    for q in quantiles:
-        component = component_ppf(q, thinned)
-        low = component.min(axis=0) - 1  # wanted: CDF(low) < q (always so at -1) ...
-        high = component.max(axis=0)     # ... and CDF(high) >= q
-        rows = np.flatnonzero(low >= 0)
-        while rows.size:
-            rows = rows[mixture_cdf(low[rows], rows) >= q]
-            width = high[rows] - low[rows]
-            high[rows] = low[rows]
-            low[rows] = np.maximum(low[rows] - 2 * width - 1, -1)
-            rows = rows[low[rows] >= 0]
-        rows = np.arange(high.size)
-        while rows.size:
-            rows = rows[mixture_cdf(high[rows], rows) < q]
-            width = high[rows] - low[rows]
-            low[rows] = high[rows]
-            high[rows] = high[rows] + 2 * width + 1
-        rows = np.flatnonzero(high - low > 1)
-        while rows.size:
-            middle = np.floor((low[rows] + high[rows]) / 2)  # >= 0
-            below = mixture_cdf(middle, rows) < q
-            low[rows] = np.where(below, middle, low[rows])
-            high[rows] = np.where(below, high[rows], middle)
-            rows = rows[high[rows] - low[rows] > 1]
-        columns.append(high)
-    return np.stack(columns, axis=1)
 
 
 #: Grid step and reach (in ``|eta|``) of a binary family's third-derivative envelope; beyond

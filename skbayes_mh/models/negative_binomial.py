@@ -14,7 +14,8 @@ from scipy.stats import nbinom
 
 from .._kernels._jit import jit
 from .._kernels.linear import link_rows_views
-from ._base import LinearModel, discrete_mixture_quantiles
+from ._base import LinearModel
+from ._quantiles import discrete_mixture_quantiles
 
 #: Below this argument the digamma and trigamma series are first shifted up by recurrence;
 #: at 6 their asymptotic series (to the x^-10 term) are accurate to about 1e-14.

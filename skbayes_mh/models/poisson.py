@@ -11,7 +11,8 @@ from scipy.special import gammaln, pdtr
 
 from .._kernels._jit import jit
 from .._kernels.linear import link_rows_views
-from ._base import LinearModel, discrete_mixture_quantiles
+from ._base import LinearModel
+from ._quantiles import discrete_mixture_quantiles
 
 
 @jit
@@ -79,7 +80,7 @@ class PoissonModel(LinearModel):
 
 def poisson_mixture_quantiles(rate, quantiles):
     """Quantiles of the equal mixture over draws of Poisson(``rate``) (``rate`` of shape
-    (n_draws, n_rows)): see :func:`~skbayes_mh.models._base.discrete_mixture_quantiles`."""
+    (n_draws, n_rows)): see :func:`~skbayes_mh.models._quantiles.discrete_mixture_quantiles`."""
     from scipy.stats import poisson
 
     return discrete_mixture_quantiles(lambda q, draws: poisson.ppf(q, rate[draws]),

@@ -12,7 +12,7 @@ from skbayes_mh import MinibatchMHLogisticRegression, RobustTRegression
 from skbayes_mh import _passes
 from skbayes_mh.linear_model import _base
 from skbayes_mh.models import LogisticModel
-from skbayes_mh.models import _base as models_base
+from skbayes_mh.models import _firefly as models_firefly
 from skbayes_mh.sampling import _samplers
 
 from _stats import assert_same_posterior
@@ -179,7 +179,7 @@ def test_firefly_without_the_tangent_cache_is_the_same_chain(on_disk, monkeypatc
     settings = dict(acceptance="firefly", n_draws=100, n_warmup=100, n_chains=1,
                     random_state=2)
     cached = MinibatchMHLogisticRegression(**settings).fit(X, y)
-    monkeypatch.setattr(models_base, "TANGENT_CACHE_MAX_ROWS", 0)
+    monkeypatch.setattr(models_firefly, "TANGENT_CACHE_MAX_ROWS", 0)
     recomputed = MinibatchMHLogisticRegression(**settings).fit(X, y)
     np.testing.assert_array_equal(cached.posterior_["coef"], recomputed.posterior_["coef"])
     assert cached.data_passes_.firefly_bounds == 1 and cached.data_passes_.firefly_start == 1
@@ -211,7 +211,7 @@ def test_the_thresholds_paths_at_their_real_size(real_size, monkeypatch):
     monkeypatch.setattr(_base, "FLOAT32_IN_PLACE_MIN_BYTES", REAL_FLOAT32_IN_PLACE_MIN_BYTES)
     assert X.nbytes >= REAL_FLOAT32_IN_PLACE_MIN_BYTES
     assert REAL_ROWS > _samplers.DENSE_POOL_MAX_ROWS
-    assert REAL_ROWS > models_base.TANGENT_CACHE_MAX_ROWS
+    assert REAL_ROWS > models_firefly.TANGENT_CACHE_MAX_ROWS
     seen = spy_on_data(monkeypatch)
     pools = []
     new_pool = _samplers.new_pool
@@ -229,7 +229,7 @@ def test_the_thresholds_paths_at_their_real_size(real_size, monkeypatch):
     np.testing.assert_array_equal(sparse.posterior_["coef"], dense.posterior_["coef"])
 
     recomputed = MinibatchMHLogisticRegression(acceptance="firefly", **settings).fit(X, y)
-    monkeypatch.setattr(models_base, "TANGENT_CACHE_MAX_ROWS", REAL_ROWS)
+    monkeypatch.setattr(models_firefly, "TANGENT_CACHE_MAX_ROWS", REAL_ROWS)
     cached = MinibatchMHLogisticRegression(acceptance="firefly", **settings).fit(X, y)
     np.testing.assert_array_equal(recomputed.posterior_["coef"], cached.posterior_["coef"])
     assert recomputed.posterior_["rows_per_iteration"].mean() < 0.01 * REAL_ROWS
