@@ -9,7 +9,7 @@ import importlib
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-#: Modules holding entry kernels (``_jit.EntryKernel``), and the order of the largest first.
+#: Modules holding entry kernels (``_entry.EntryKernel``), and the order of the largest first.
 KERNEL_MODULES = ("skbayes_mh._kernels.mh", "skbayes_mh._kernels.firefly",
                   "skbayes_mh._kernels.passes", "skbayes_mh._kernels.layouts",
                   "skbayes_mh._kernels.proposals")
@@ -32,7 +32,7 @@ def kernel_signatures(other_layouts=True):
     """``(module, name, index)`` of every entry kernel signature (with ``other_layouts``
     also those for float32 and sparse data), the main chain loops first (they take
     longest)."""
-    from ._kernels._jit import EntryKernel
+    from ._kernels._entry import EntryKernel
 
     tasks = []
     for module_name in KERNEL_MODULES:

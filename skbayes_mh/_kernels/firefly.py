@@ -32,8 +32,8 @@ from numba import types
 
 from ._common import (address_of, borrow, borrow_for_user, borrow_workspace, copy_into, flag,
                       integer, keep_alive, log_expm1)
-from ._jit import (BOOL, F8, I8, MATRIX, RNG, STATUS_BAD_LOGLIK,
-                   STATUS_OK, VECTOR, by_data_layout, entry_kernel, jit, readonly)
+from ._entry import by_data_layout, entry_kernel
+from ._jit import BOOL, F8, I8, MATRIX, RNG, STATUS_BAD_LOGLIK, STATUS_OK, VECTOR, jit, readonly
 from .linear import add_gradient, linear_u
 from .mh import log_prior_total
 from .pool import DENSE_POOL_MAX_ROWS, draw_rows, make_pool

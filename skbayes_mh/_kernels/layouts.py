@@ -37,8 +37,8 @@ from numba import types
 from numba.extending import overload
 
 from ._common import store_at, stored_size, value_at
-from ._jit import (BYTES, STATUS_BAD_LOGLIK, addressed, entry_kernel, function_addresses,
-                   with_addresses)
+from ._entry import entry_kernel
+from ._jit import BYTES, STATUS_BAD_LOGLIK, addressed, function_addresses, with_addresses
 from .firefly import bright_part, point_terms
 from .linear import add_gradient
 from .rows import data_pass, flat_log_prior
@@ -57,7 +57,7 @@ read_context = value_at(QUERY_CONTEXT)
 
 def _op(signature, layout):
     """An op for ``layout`` (see :data:`OTHER_LAYOUTS`), compiled for its one signature on
-    first use (``_jit.EntryKernel``)."""
+    first use (``_entry.EntryKernel``)."""
     def decorate(function):
         kernel = entry_kernel(signature.signature)(function)
         kernel.other_layout = layout in OTHER_LAYOUTS  # None: a stand-in, for every layout

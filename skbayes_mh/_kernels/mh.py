@@ -22,8 +22,9 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from ._jit import (BOOL, F8, I8, RNG, STATUS_BAD_LOG_PRIOR, STATUS_OK, TUPLE_FIELDS, VECTOR,
-                   entry_kernel, function_addresses, jit)
+from ._entry import TUPLE_FIELDS, entry_kernel
+from ._jit import (BOOL, F8, I8, RNG, STATUS_BAD_LOG_PRIOR, STATUS_OK, VECTOR, function_addresses,
+                   jit)
 from .austerity import austerity_decide
 from .barker import barker_decide
 from .confidence import confidence_decide

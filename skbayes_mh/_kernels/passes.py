@@ -11,8 +11,8 @@ import math
 import numpy as np
 from numba import types
 
-from ._jit import (F8, I8, MATRIX, STATUS_BAD_GRADIENT, STATUS_BAD_LOGLIK, STATUS_OK, VECTOR,
-                   by_data_layout, by_row_data, entry_kernel)
+from ._entry import by_data_layout, by_row_data, entry_kernel
+from ._jit import F8, I8, MATRIX, STATUS_BAD_GRADIENT, STATUS_BAD_LOGLIK, STATUS_OK, VECTOR
 from ._common import borrow, keep_alive
 from .linear import linear_u
 from .rows import LINK_BLOCK_ROWS, link_block, row_weight

@@ -41,7 +41,8 @@ nanoseconds, once per iteration, beside a move's ``O(d)`` arithmetic.
 import math
 
 from ._common import flag, function_at, lower_solve
-from ._jit import entry_kernel, function_addresses, jit
+from ._entry import entry_kernel
+from ._jit import function_addresses, jit
 from .linear import row_dot
 from .specs import MOVE_LOG_RATIO, NO_MOVES, PROPOSE
 

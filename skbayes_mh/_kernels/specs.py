@@ -21,8 +21,8 @@ from collections import namedtuple
 
 from numba import types
 
-from ._jit import (ADDRESS, BOOL, BYTES, F4, F8, FLAGS, I4, I8, INDEX, MATRIX, RNG,
-                   TUPLE_FIELDS, VECTOR, readonly)
+from ._entry import TUPLE_FIELDS
+from ._jit import ADDRESS, BOOL, BYTES, F4, F8, FLAGS, I4, I8, INDEX, MATRIX, RNG, VECTOR, readonly
 
 LinearSpec = namedtuple("LinearSpec", "X y weights params link link_rows n_outputs n_extra "
                                       "intercept")
@@ -193,9 +193,9 @@ def linear_spec_type(X):
 
 
 #: A float64 array ``X``, and every other layout (a :data:`MATRIX_DATA`): the order of
-#: ``_jit.by_data_layout``.
+#: ``_entry.by_data_layout``.
 LINEAR_SPECS = (linear_spec_type(readonly(F8, 2)), linear_spec_type(MATRIX_DATA))
-#: A user's model on dense and on sparse data (the order of ``_jit.by_row_data``).
+#: A user's model on dense and on sparse data (the order of ``_entry.by_row_data``).
 ROW_SPECS = (types.Tuple((DATA, WEIGHTS, LOGLIK, GRADIENT, HESSIAN, LOG_PRIOR)),
              types.Tuple((CSR_MATRIX, WEIGHTS, *user_function_types(SPARSE_DATA), LOG_PRIOR)))
 PRIOR = types.Tuple((I8, IN_VECTOR, IN_VECTOR, IN_VECTOR, I8, I8, I8, F8))

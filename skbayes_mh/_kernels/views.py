@@ -28,7 +28,7 @@ def _matrix_view(X):
 
 def as_functions(value):
     """An argument an entry kernel took with its functions as addresses
-    (``_jit.EntryKernel``'s ``functions_as_addresses``) as the type it stands for, its
+    (``_entry.EntryKernel``'s ``functions_as_addresses``) as the type it stands for, its
     functions functions again (:func:`with_functions`)."""
 
 

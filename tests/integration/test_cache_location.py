@@ -24,7 +24,7 @@ CHILD = textwrap.dedent("""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         import skbayes_mh
-        from skbayes_mh._kernels._jit import CACHE
+        from skbayes_mh._kernels._cache import CACHE
         from skbayes_mh._kernels.special import student_t_sf
         value = student_t_sf(1.0, 3.0)
     ours = [str(w.message) for w in caught if "skbayes_mh: numba" in str(w.message)]
@@ -60,13 +60,13 @@ def test_a_cached_kernel_is_stale_when_any_kernel_source_changes(tmp_path):
 
     from numba.core.caching import FunctionCache
 
-    from skbayes_mh._kernels import _jit, mh
+    from skbayes_mh._kernels import _cache, mh
 
     stamp = FunctionCache(mh.mh_loop.py_func)._impl.locator.get_source_stamp()
-    assert stamp[1] == _jit.KERNEL_SOURCES_STAMP == _jit.kernel_sources_stamp()
+    assert stamp[1] == _cache.KERNEL_SOURCES_STAMP == _cache.kernel_sources_stamp()
     copy = tmp_path / "skbayes_mh"
-    shutil.copytree(_jit.PACKAGE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    assert _jit.kernel_sources_stamp(str(copy)) == _jit.KERNEL_SOURCES_STAMP
+    shutil.copytree(_cache.PACKAGE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    assert _cache.kernel_sources_stamp(str(copy)) == _cache.KERNEL_SOURCES_STAMP
     with open(copy / "_kernels" / "proposals.py", "a") as source:
         source.write("\n# a callee of mh.py changed\n")
-    assert _jit.kernel_sources_stamp(str(copy)) != _jit.KERNEL_SOURCES_STAMP
+    assert _cache.kernel_sources_stamp(str(copy)) != _cache.KERNEL_SOURCES_STAMP

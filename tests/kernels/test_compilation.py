@@ -1,4 +1,5 @@
-"""How the kernels keep their first compilation short (``_kernels/_jit.py``'s docstring)."""
+"""How the kernels keep their first compilation short (``_kernels/_jit.py``'s docstring),
+and how entry kernels compile on first use (``_kernels/_entry.py``)."""
 import numba
 import numpy as np
 import pytest
@@ -122,11 +123,11 @@ def test_a_function_passed_as_its_addresses_is_the_function():
 
 _ELSEWHERE = r"""
 import json
-from skbayes_mh._kernels import _jit, layouts
+from skbayes_mh._kernels import _entry, layouts
 
 def compiled_elsewhere(kernel):
     started = kernel.compile_elsewhere()
-    process = _jit._compiling_elsewhere.get((kernel, 0))
+    process = _entry._compiling_elsewhere.get((kernel, 0))
     dispatcher = kernel.prepare(0)
     return {"started": started, "returncode": None if process is None else process.returncode,
             "loaded": sum(dispatcher.stats.cache_hits.values()),
@@ -134,7 +135,7 @@ def compiled_elsewhere(kernel):
             "again": kernel.compile_elsewhere()}
 
 results = {"cached_elsewhere": compiled_elsewhere(layouts.no_data_pass)}
-_jit._COMPILE_ELSEWHERE = "raise SystemExit(3)\n"  # a helper process that fails
+_entry._COMPILE_ELSEWHERE = "raise SystemExit(3)\n"  # a helper process that fails
 results["failed_elsewhere"] = compiled_elsewhere(layouts.no_batch_values)
 print(json.dumps(results))
 """
@@ -180,7 +181,7 @@ def test_a_fit_compiles_elsewhere_the_loop_its_chains_run(monkeypatch, acceptanc
     """A fit starts compiling its chains' loop elsewhere before its setup: the kernel its
     chains then run, for each kind of update."""
     from skbayes_mh import MinibatchMHLogisticRegression
-    from skbayes_mh._kernels._jit import EntryKernel
+    from skbayes_mh._kernels._entry import EntryKernel
     from skbayes_mh._kernels.firefly import firefly_linear
     from skbayes_mh._kernels.mh import CHAIN_KERNELS
 
