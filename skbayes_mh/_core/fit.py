@@ -27,7 +27,7 @@ from .chains import chain_levels, chain_starts
 from .convergence import (AUTO_DRAWS_MARGIN, AUTO_FIRST_DRAWS, AUTO_MAX_DRAWS,
                           MIN_ESS_PER_CHAIN, draws_needed, warn_unvisited_modes)
 from .span import complete_draws, row_span
-from .test_error import test_error
+from .approximation_error import test_error
 
 #: A model with at most this many parameters is fitted with BLAS on one thread throughout.
 #: Its (d, d) factorisations then take milliseconds on one thread, and OpenBLAS's threads,

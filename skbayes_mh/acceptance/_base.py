@@ -133,10 +133,11 @@ class AcceptanceTest(StoredParameters, BaseEstimator):
         Parameters
         ----------
         moves : Moves or empty sequence
-            Pairs of consecutive states of a fit's chains (``skbayes_mh._core.test_error.Moves``),
-            with ``deltas`` and ``spreads`` (their full-data log acceptance ratios and the
-            sds of their per-row log ratios) and ``n_data``; an empty sequence when the fit
-            measured none. Unused here.
+            Pairs of consecutive states of a fit's chains
+            (``skbayes_mh._core.approximation_error.Moves``), with ``deltas`` and
+            ``spreads`` (their full-data log acceptance ratios and the sds of their per-row
+            log ratios) and ``n_data``; an empty sequence when the fit measured none. Unused
+            here.
 
         Returns
         -------
