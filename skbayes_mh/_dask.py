@@ -132,9 +132,10 @@ def map_dask_parts(function, data):
 
 def gather(data):
     """``data`` with its rows brought to this machine for the chains, block by block:
-    into this process's memory (:func:`gather_to_memory`), or, where ``X`` and ``y`` take more than :data:`GATHER_IN_MEMORY_MAX_SHARE` of
-    the memory available (:func:`available_memory`), block by block into read-only memmaps
-    (:func:`gather_to_disk`), which the chains read in place as they read any memmap."""
+    into this process's memory (:func:`gather_to_memory`), or, where ``X`` and ``y`` take
+    more than :data:`GATHER_IN_MEMORY_MAX_SHARE` of the memory available
+    (:func:`available_memory`), into read-only memmaps (:func:`gather_to_disk`), which the
+    chains read in place as they read any memmap."""
     nbytes = data.X.nbytes + data.y.shape[0] * np.dtype(np.float64).itemsize
     available = available_memory()
     on_disk = available is not None and nbytes > GATHER_IN_MEMORY_MAX_SHARE * available

@@ -332,7 +332,6 @@ class StopSignal:
         self._clusters = {}  # "dask": its client, "ray": None (here only)
         self._held = []  # what set() made on the clusters, removed by close()
         self._signalling = None  # the thread that makes them
-        self._next_check, self._seen = 0.0, False  # a worker's copy only
 
     def reach(self, cluster, client=None):
         """Reach the chains that ``cluster`` ("dask", with its ``client``, or "ray") runs,
