@@ -12,7 +12,9 @@ from concurrent.futures import ProcessPoolExecutor
 #: Modules holding entry kernels (``_entry.EntryKernel``), and the order of the largest first.
 KERNEL_MODULES = ("skbayes_mh._kernels.mh", "skbayes_mh._kernels.firefly",
                   "skbayes_mh._kernels.passes", "skbayes_mh._kernels.layouts",
-                  "skbayes_mh._kernels.proposals")
+                  "skbayes_mh._kernels.proposals", "skbayes_mh._kernels.metropolis",
+                  "skbayes_mh._kernels.barker", "skbayes_mh._kernels.minibatch",
+                  "skbayes_mh._kernels.austerity", "skbayes_mh._kernels.confidence")
 
 
 def _reads_float64_array(kernel, signature):

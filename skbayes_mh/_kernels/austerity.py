@@ -1,25 +1,28 @@
 """The approximate Metropolis-Hastings test of Korattikara, Chen and Welling, "Austerity in
 MCMC Land: Cutting the Metropolis-Hastings Budget" (ICML 2014, Algorithm 1): a sequential
 t-test of "the mean log-likelihood ratio exceeds mu0" on growing random minibatches.
-
-Packed ``test.params``: ``[batch_size, epsilon]``.
 """
 import math
+from collections import namedtuple
 
 import numpy as np
 
 from ._common import integer
 from ._jit import STATUS_OK, jit
+from .decisions import context_view, decision_op, param_positions
 from .special import student_t_sf
 from .subsample import BATCH_GROWN, early_outcome, grow_batch
 
+#: The test's parameters: rows a minibatch grows by, and the t-test's level ``epsilon``.
+AusterityParams = namedtuple("AusterityParams", "batch_size epsilon")
+PARAM = param_positions(AusterityParams)
+
 
 @jit
-def austerity_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
-                     workspace, pool, scratch, rng):
+def austerity_decide(context, theta, theta_prop, log_psi, delta, rng):
     """Accept iff the mean of the tempered per-row log ratios ``lambda_i`` exceeds
     ``mu0 = (log u - log_psi) / N``, decided on a minibatch as soon as a t-test is confident.
-    See ``mh.py`` for the shared signature.
+    See ``decisions.py`` for the shared signature.
 
     With ``n`` rows: ``t = (mean - mu0) / s`` where ``s = (S_n / sqrt(n)) sqrt(1 - (n-1)/(N-1))``
     (sample sd ``S_n`` and the finite-population correction); decide when the Student-t tail
@@ -27,9 +30,10 @@ def austerity_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, t
     the decision is the exact Metropolis-Hastings test. With control variates ``lambda_i``
     are the residuals of the rows' Taylor proxies, whose full-data sum is in ``log_psi``.
     """
+    spec, inv_temperature, test, cv, workspace, pool, scratch = context
     n_data = scratch.shape[0]
-    batch_size = int(test.params[0])
-    epsilon = test.params[1]
+    batch_size = int(test.params[PARAM.batch_size])
+    epsilon = test.params[PARAM.epsilon]
     mu0 = (math.log(rng.random()) - log_psi) / n_data
     sums = np.zeros(3)
     count = integer(0)  # one compilation of grow_batch, not one more for 0
@@ -46,6 +50,12 @@ def austerity_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, t
             if s == 0.0 or student_t_sf(abs(mean - mu0) / s, count - 1.0) < epsilon:
                 break
     return mean > mu0, count, STATUS_OK
+
+
+@decision_op
+def austerity_op(context, theta, theta_prop, log_psi, delta, rng):
+    """:func:`austerity_decide`, compiled on its own."""
+    return austerity_decide(context_view(context), theta, theta_prop, log_psi, delta, rng)
 
 
 @jit

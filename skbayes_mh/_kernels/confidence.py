@@ -2,16 +2,23 @@
 chain Monte Carlo: an adaptive subsampling approach", ICML 2014), with the empirical
 Bernstein-Serfling bound of Bardenet and Maillard (Bernoulli 2015), and its version with
 control variates ("On Markov chain Monte Carlo methods for tall data", JMLR 2017, Section 7).
-
-Packed ``test.params``: ``[batch_size, delta, gamma, p, lipschitz, max_weight]``.
 """
 import math
+from collections import namedtuple
 
 import numpy as np
 
 from ._common import integer, lower_solve
 from ._jit import STATUS_OK, jit
+from .decisions import context_view, decision_op, param_positions
 from .subsample import BATCH_GROWN, early_outcome, grow_batch
+
+#: The test's parameters: the first batch's rows, the total error level ``delta``, the
+#: batches' growth factor ``gamma`` and the levels' decay exponent ``p``, the per-row
+#: Lipschitz constant of the log-likelihood (NaN: none; control variates bound the range),
+#: and the largest sample weight.
+ConfidenceParams = namedtuple("ConfidenceParams", "batch_size delta gamma p lipschitz max_weight")
+PARAM = param_positions(ConfidenceParams)
 
 #: kappa = 7/3 + 3/sqrt(2) of the empirical Bernstein-Serfling bound (Bardenet and Maillard
 #: 2015, Theorem 3).
@@ -58,12 +65,12 @@ def ratio_range(theta, theta_prop, test, cv, inv_temperature, work):
     third derivative along the segment), so the range is at most twice the sum of the two
     remainders. Either is multiplied by the largest sample weight and ``1/K``.
     """
-    scale = test.params[5] * inv_temperature
+    scale = test.params[PARAM.max_weight] * inv_temperature
     if not cv.use:
         distance = 0.0
         for k in range(theta.shape[0]):
             distance += (theta_prop[k] - theta[k]) ** 2
-        return 2.0 * test.params[4] * math.sqrt(distance) * scale
+        return 2.0 * test.params[PARAM.lipschitz] * math.sqrt(distance) * scale
     near = _whitened_distance(cv, theta, work)
     far = _whitened_distance(cv, theta_prop, work)
     m3 = cv.m3_scale * math.exp(cv.m3_rate * (cv.eta_center_max + cv.radius * max(near, far)))
@@ -71,11 +78,10 @@ def ratio_range(theta, theta_prop, test, cv, inv_temperature, work):
 
 
 @jit
-def confidence_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
-                      workspace, pool, scratch, rng):
+def confidence_decide(context, theta, theta_prop, log_psi, delta, rng):
     """Accept iff the mean of the tempered per-row log ratios ``lambda_i`` exceeds
     ``psi = (log u - log_psi) / N``, decided when a concentration bound separates them.
-    See ``mh.py`` for the shared signature.
+    See ``decisions.py`` for the shared signature.
 
     Round ``k`` grows the batch geometrically (``batch_size``, then ``ceil(gamma n)``) and
     stops when ``|mean - psi| >= c_k`` (the Bernstein-Serfling half-width at level
@@ -83,9 +89,11 @@ def confidence_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, 
     N rows are read. The range of ``lambda_i`` comes from :func:`ratio_range`, never from a
     scan of the data.
     """
+    spec, inv_temperature, test, cv, workspace, pool, scratch = context
     n_data = scratch.shape[0]
-    batch_size = int(test.params[0])
-    delta_level, gamma, p = test.params[1], test.params[2], test.params[3]
+    batch_size = int(test.params[PARAM.batch_size])
+    delta_level = test.params[PARAM.delta]
+    gamma, p = test.params[PARAM.gamma], test.params[PARAM.p]
     value_range = ratio_range(theta, theta_prop, test, cv, inv_temperature, workspace[1])
     psi = (math.log(rng.random()) - log_psi) / n_data
     sums = np.zeros(3)
@@ -107,3 +115,9 @@ def confidence_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, 
             break
         target = min(n_data, max(count + 1, int(math.ceil(gamma * count))))
     return mean > psi, count, STATUS_OK
+
+
+@decision_op
+def confidence_op(context, theta, theta_prop, log_psi, delta, rng):
+    """:func:`confidence_decide`, compiled on its own."""
+    return confidence_decide(context_view(context), theta, theta_prop, log_psi, delta, rng)

@@ -1,166 +1,25 @@
 """The Metropolis-Hastings chain loop: a proposal (``proposals.py``) or a slice update
-(``slice.py``), an acceptance test (one decision kernel per test, one signature), and the
-control-variate proxy sums, for either kind of model (``specs.py``).
-
-Every decision kernel has the signature::
-
-    decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv, workspace,
-           pool, scratch, rng) -> (is_accepted, n_data_read, status)
-
-``log_psi`` is the log prior ratio plus the log proposal ratio, plus, with control
-variates, the change of the proxies' full-data sum (tempered). ``delta`` is the exact
-full-data log ratio, which the loop computes for the exact tests only (NaN for the
-subsampling tests, which estimate it from rows). ``workspace`` is ``(row scratch,
-parameter-space scratch)``; ``pool`` the random-row pool minibatches are drawn from
-(``pool.py``); ``scratch`` a length-N buffer (reserved: only the batch's entries are
-written, so only they occupy memory).
+(``slice.py``), an acceptance test's decision (``decisions.py``: one signature, called
+through the test's op), and the control-variate proxy sums, for either kind of model
+(``specs.py``).
 """
 import math
 from collections import namedtuple
 
 import numpy as np
 from numba import types
-from numba.extending import overload
 
 from ._entry import TUPLE_FIELDS, entry_kernel
-from ._jit import (BOOL, F8, I8, RNG, STATUS_BAD_LOG_PRIOR, STATUS_OK, VECTOR, function_addresses,
-                   jit)
-from .austerity import austerity_decide
-from .barker import barker_decide
-from .confidence import confidence_decide
-from .metropolis import metropolis_decide
-from .minibatch import minibatch_barker_decide
+from ._jit import BOOL, F8, I8, RNG, STATUS_BAD_LOG_PRIOR, STATUS_OK, VECTOR, jit
+from .decisions import decide
 from .priors import log_prior_and_gradient
-from .proposals import (HMC, MALA, hmc_step_count, move_functions, shape_times,
-                        shape_transpose_times)
-from ._common import borrow, borrow_workspace, copy_into, flag, function_at, keep_alive
+from .proposals import HMC, MALA, hmc_step_count, move_functions, shape_times, shape_transpose_times
+from ._common import borrow, borrow_workspace, copy_into, flag, keep_alive
 from .pool import DENSE_POOL_MAX_ROWS, POOL, make_pool
 from .rows import data_pass, make_workspace, n_rows, spec_log_prior
 from .slice import register_target, slice_update
-from .specs import CONTROL_VARIATES, MODEL, PRIOR, PROPOSAL, TEST, TRACE, VECTORS, WORK
-from .views import cv_view, model_view, prior_view, proposal_view, rebind, test_view
-
-#: Which decision kernel runs a test (``test.kind``).
-METROPOLIS = 0
-BARKER = 1
-MINIBATCH_BARKER = 2
-AUSTERITY = 3
-CONFIDENCE = 4
-
-
-@jit
-def is_exact(kind):
-    """Whether a test decides on the full-data ``Delta`` the loop computes."""
-    return kind == METROPOLIS or kind == BARKER
-
-
-@jit(inline="always")
-def decide_exact(spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv, workspace,
-                 pool, scratch, rng):
-    """Dispatch to the decision kernel of an exact test (Metropolis or Barker)."""
-    if test.kind == METROPOLIS:
-        return metropolis_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, test,
-                                 cv, workspace, pool, scratch, rng)
-    return barker_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
-                         workspace, pool, scratch, rng)
-
-
-#: The scratch a decision gets: ``rows.make_workspace``'s, and three vectors.
-WORKSPACE = types.Tuple((WORK, VECTORS))
-#: ``decide(model, theta, theta_prop, log_psi, delta, inv_temperature, test, cv, workspace,
-#: pool, scratch, rng) -> (is_accepted, n_data_read, status)``: a subsampling test's decision
-#: compiled on its own (:data:`SUBSAMPLED_DECISIONS`), taking the model, the test and the
-#: control variates as Python passes them (:data:`.specs.MODEL`, :data:`.specs.TEST`,
-#: :data:`.specs.CONTROL_VARIATES`).
-DECIDE = types.FunctionType(types.Tuple((BOOL, I8, I8))(
-    MODEL, VECTOR, VECTOR, F8, F8, F8, TEST, CONTROL_VARIATES, WORKSPACE, POOL, VECTOR, RNG))
-
-
-@entry_kernel(DECIDE.signature)
-def minibatch_barker_op(model, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
-                        workspace, pool, scratch, rng):
-    """:func:`.minibatch.minibatch_barker_decide`, compiled on its own (:data:`DECIDE`)."""
-    return minibatch_barker_decide(model_view(model), theta, theta_prop, log_psi, delta,
-                                   inv_temperature, test_view(test), cv_view(cv), workspace,
-                                   pool, scratch, rng)
-
-
-@entry_kernel(DECIDE.signature)
-def austerity_op(model, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
-                 workspace, pool, scratch, rng):
-    """:func:`.austerity.austerity_decide`, compiled on its own (:data:`DECIDE`)."""
-    return austerity_decide(model_view(model), theta, theta_prop, log_psi, delta,
-                            inv_temperature, test_view(test), cv_view(cv), workspace, pool,
-                            scratch, rng)
-
-
-@entry_kernel(DECIDE.signature)
-def confidence_op(model, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
-                  workspace, pool, scratch, rng):
-    """:func:`.confidence.confidence_decide`, compiled on its own (:data:`DECIDE`)."""
-    return confidence_decide(model_view(model), theta, theta_prop, log_psi, delta,
-                             inv_temperature, test_view(test), cv_view(cv), workspace, pool,
-                             scratch, rng)
-
-
-# Ops for every data layout (``python -m skbayes_mh compile --float64-only`` compiles them).
-minibatch_barker_op.other_layout = austerity_op.other_layout = False
-confidence_op.other_layout = False
-
-#: The subsampling tests' decisions by ``test.kind``. The subsampled loop (and
-#: :func:`repeat_test`) calls a test's decision through the function pointer
-#: ``Test.decide`` (:func:`decision_addresses`), so that a fit compiles its own test's
-#: decision only, and into a library of its own, not all three into the loop: a first fit
-#: of tall data with the minibatch test waited for ``mh_subsampled`` (23.5 s alone on two
-#: cores, 8.4 s of it the three decisions) while its setup compiled beside it.
-SUBSAMPLED_DECISIONS = {MINIBATCH_BARKER: minibatch_barker_op, AUSTERITY: austerity_op,
-                        CONFIDENCE: confidence_op}
-#: ``Test.decide`` of an exact test (the loop decides on ``Delta`` itself).
-NO_DECISION = (0, 0)
-
-
-def decision_addresses(kind):
-    """``Test.decide`` for a test of ``kind``: the addresses of its decision op (compiled
-    first if need be) for a subsampling test, :data:`NO_DECISION` for an exact one."""
-    op = SUBSAMPLED_DECISIONS.get(kind)
-    return NO_DECISION if op is None else function_addresses(op.prepare(), DECIDE)
-
-
-_make_decide = function_at(DECIDE)
-
-
-@jit(inline="always")
-def decide_subsampled(passed, theta, theta_prop, log_psi, delta, inv_temperature, workspace,
-                      pool, scratch, rng):
-    """The decision of a subsampling test, through its op's pointer (``Test.decide``);
-    ``passed`` is ``(model, test, cv)`` as Python passed them (arrays borrowed)."""
-    model, test, cv = passed
-    c_address, jit_address = test[4]
-    return _make_decide(c_address, jit_address)(
-        model, theta, theta_prop, log_psi, delta, inv_temperature, test, cv, workspace, pool,
-        scratch, rng)
-
-
-def loop_decide(exact_loop, spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
-                passed, workspace, pool, scratch, rng):
-    """:func:`decide_exact` in the exact loop (``exact_loop`` True, a compile-time constant),
-    :func:`decide_subsampled` in the subsampled loop."""
-
-
-@overload(loop_decide, inline="always")
-def _loop_decide(exact_loop, spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
-                 passed, workspace, pool, scratch, rng):
-    if not isinstance(exact_loop, types.BooleanLiteral):
-        return None  # ``mh_loop`` is inlined where ``exact_loop`` is a constant
-    if exact_loop.literal_value:
-        return (lambda exact_loop, spec, theta, theta_prop, log_psi, delta, inv_temperature,
-                test, cv, passed, workspace, pool, scratch, rng: decide_exact(
-                    spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
-                    workspace, pool, scratch, rng))
-    return (lambda exact_loop, spec, theta, theta_prop, log_psi, delta, inv_temperature, test,
-            cv, passed, workspace, pool, scratch, rng: decide_subsampled(
-                passed, theta, theta_prop, log_psi, delta, inv_temperature, workspace, pool,
-                scratch, rng))
+from .specs import CONTROL_VARIATES, MODEL, PRIOR, PROPOSAL, TEST, TRACE
+from .views import cv_view, model_view, prior_view, proposal_view, rebind
 
 
 @jit
@@ -310,15 +169,16 @@ def _hmc_move(spec, prior, proposal, cv, exact, inv_temperature, theta, gradient
 
 
 @jit(inline="always")
-def mh_loop(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace, exact_loop,
-            passed):
+def mh_loop(spec, prior, proposal, cv, inv_temperature, chain, rng, trace, exact_loop, passed):
     """Run ``trace.draws.shape[0]`` iterations, updating ``chain`` (:data:`MHChain`) in
     place.
 
     ``exact_loop`` (the constant ``True`` or ``False`` in the entry kernel this loop is
-    inlined into) says which tests the loop runs: the exact ones (True) or the subsampling
-    tests. Each entry compiles its own loop holding only the code it runs, so that a fit
-    compiles one of them, not both (slice updates have their own, :func:`slice_loop`).
+    inlined into) says which tests the loop runs: the exact ones (True), for which it
+    computes the full-data log ratio ``delta``, or the subsampling tests, whose log ratio is
+    the proxies' where they have control variates. The test decides through its op
+    (``decisions.decide``); ``passed`` is ``(model, test, cv)`` as Python passed them to
+    the entry kernel (arrays borrowed).
 
     In ``chain``, ``cache[0]`` is the full-data log-likelihood at ``theta`` when known (NaN
     otherwise: it is then computed here if the test or update needs it), and ``gradient``
@@ -331,8 +191,7 @@ def mh_loop(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace,
 
     Returns ``(status, iteration)``: ``STATUS_OK`` and -1, or the first failure.
     """
-    spec, prior, proposal, test, cv = (rebind(spec), rebind(prior), rebind(proposal),
-                                       rebind(test), rebind(cv))
+    spec, prior, proposal, cv = rebind(spec), rebind(prior), rebind(proposal), rebind(cv)
     theta, cache, gradient, pool = chain
     theta, cache, gradient = rebind(theta), rebind(cache), rebind(gradient)
     out_draws, out_accepted, out_n_read, out_lp, _ = trace
@@ -346,9 +205,11 @@ def mh_loop(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace,
     theta_prop = borrow(owners[1][4])
     gradient_prop = borrow(owners[1][5])
     buffer = np.empty(d)
-    exact = is_exact(test.kind)
+    exact = flag(exact_loop)
     scratch = np.empty(0 if exact else n)
     pool = rebind(pool)
+    model, passed_test, passed_cv = passed
+    context = (model, inv_temperature, passed_test, passed_cv, (work, vectors), pool, scratch)
     want_grad = proposal.kind == MALA or proposal.kind == HMC
     propose, proposal_log_ratio = move_functions(proposal)
 
@@ -418,10 +279,7 @@ def mh_loop(spec, prior, proposal, test, cv, inv_temperature, chain, rng, trace,
                     (loglik_prop - loglik_current) * inv_temperature + log_psi)
             else:
                 log_psi += (proxy_prop - proxy_current) * inv_temperature
-            accepted, rows, status = loop_decide(exact_loop, spec, theta, theta_prop,
-                                                 log_psi, delta, inv_temperature, test,
-                                                 cv, passed, (work, vectors), pool, scratch,
-                                                 rng)
+            accepted, rows, status = decide(context, theta, theta_prop, log_psi, delta, rng)
             n_read += rows
             if status != STATUS_OK:
                 return status, it
@@ -486,9 +344,10 @@ def slice_loop(spec, prior, proposal, inv_temperature, chain, rng, trace):
 
 
 @jit(inline="always")
-def repeat_loop(spec, test, cv, passed, theta, theta_prop, log_psi, inv_temperature, rng,
+def repeat_loop(spec, cv, passed, exact, theta, theta_prop, log_psi, inv_temperature, rng,
                 n_trials):
-    """Run one acceptance test ``n_trials`` times on the same pair ``(theta, theta')``.
+    """Run one acceptance test ``n_trials`` times on the same pair ``(theta, theta')``;
+    ``exact`` says whether it is an exact test (``passed`` as in :func:`mh_loop`).
 
     Returns ``(n_accepted, n_data_read, status)``. Each trial starts with nothing cached, so
     an exact test reads ``2 N`` rows per trial here.
@@ -500,9 +359,11 @@ def repeat_loop(spec, test, cv, passed, theta, theta_prop, log_psi, inv_temperat
     vectors = (borrow(owners[1][0]), borrow(owners[1][1]), borrow(owners[1][2]))
     pool = make_pool(n, n <= DENSE_POOL_MAX_ROWS)
     scratch = np.empty(n)
+    model, passed_test, passed_cv = passed
+    context = (model, inv_temperature, passed_test, passed_cv, (work, vectors), pool, scratch)
     n_accepted = 0
     n_read = 0
-    if not is_exact(test.kind):
+    if not exact:
         # With control variates the test reads residuals: the proxies' exact change joins
         # log_psi, as in the chain loop (0 without them).
         buffer = np.empty(d)
@@ -510,7 +371,7 @@ def repeat_loop(spec, test, cv, passed, theta, theta_prop, log_psi, inv_temperat
                                       - proxy_total(cv, theta, flag(False), buffer, 0.0, buffer))
     for _ in range(n_trials):
         delta = math.nan
-        if is_exact(test.kind):
+        if exact:
             current, status = full_loglik(spec, theta, flag(False), vectors[0], work)
             if status != STATUS_OK:
                 return n_accepted, n_read, status
@@ -520,14 +381,7 @@ def repeat_loop(spec, test, cv, passed, theta, theta_prop, log_psi, inv_temperat
             n_read += 2 * n
             delta = -math.inf if proposed == -math.inf else (
                 (proposed - current) * inv_temperature + log_psi)
-        if is_exact(test.kind):
-            accepted, rows, status = decide_exact(spec, theta, theta_prop, log_psi, delta,
-                                                  inv_temperature, test, cv, (work, vectors),
-                                                  pool, scratch, rng)
-        else:
-            accepted, rows, status = decide_subsampled(passed, theta, theta_prop, log_psi, delta,
-                                                       inv_temperature, (work, vectors), pool,
-                                                       scratch, rng)
+        accepted, rows, status = decide(context, theta, theta_prop, log_psi, delta, rng)
         if status != STATUS_OK:
             return n_accepted, n_read, status
         n_accepted += accepted
@@ -553,17 +407,15 @@ _CHAIN_SIGNATURE = _CHAIN_RESULT(MODEL, *_CHAIN_ARGS)
 @entry_kernel(_CHAIN_SIGNATURE)
 def mh_exact(model, prior, proposal, test, cv, inv_temperature, chain, rng, trace):
     """:func:`mh_loop` with an exact test, for every model (:data:`.specs.Model`)."""
-    return mh_loop(model_view(model), prior_view(prior), proposal_view(proposal),
-                   test_view(test), cv_view(cv), inv_temperature, chain, rng, trace, True,
-                   rebind((model, test, cv)))
+    return mh_loop(model_view(model), prior_view(prior), proposal_view(proposal), cv_view(cv),
+                   inv_temperature, chain, rng, trace, True, rebind((model, test, cv)))
 
 
 @entry_kernel(_CHAIN_SIGNATURE)
 def mh_subsampled(model, prior, proposal, test, cv, inv_temperature, chain, rng, trace):
     """:func:`mh_loop` with a subsampling test, for every model."""
-    return mh_loop(model_view(model), prior_view(prior), proposal_view(proposal),
-                   test_view(test), cv_view(cv), inv_temperature, chain, rng, trace, False,
-                   rebind((model, test, cv)))
+    return mh_loop(model_view(model), prior_view(prior), proposal_view(proposal), cv_view(cv),
+                   inv_temperature, chain, rng, trace, False, rebind((model, test, cv)))
 
 
 @entry_kernel(_CHAIN_SIGNATURE)
@@ -579,10 +431,12 @@ def slice_chain(model, prior, proposal, test, cv, inv_temperature, chain, rng, t
 CHAIN_KERNELS = {"exact": mh_exact, "subsampled": mh_subsampled, "slice": slice_chain}
 
 
-@entry_kernel(types.Tuple((I8, I8, I8))(MODEL, TEST, CONTROL_VARIATES, VECTOR, VECTOR, F8, F8, RNG,
-                                        I8))
-def repeat_test(model, test, cv, theta, theta_prop, log_psi, inv_temperature, rng, n_trials):
-    """:func:`repeat_loop` for every model (:data:`.specs.Model`)."""
-    return repeat_loop(model_view(model), test_view(test), cv_view(cv),
-                       rebind((model, test, cv)), borrow(theta), borrow(theta_prop), log_psi,
-                       inv_temperature, rng, n_trials)
+@entry_kernel(types.Tuple((I8, I8, I8))(MODEL, TEST, CONTROL_VARIATES, BOOL, VECTOR, VECTOR, F8,
+                                        F8, RNG, I8))
+def repeat_test(model, test, cv, exact, theta, theta_prop, log_psi, inv_temperature, rng,
+                n_trials):
+    """:func:`repeat_loop` for every model (:data:`.specs.Model`); ``exact``: whether the
+    test is an exact one."""
+    return repeat_loop(model_view(model), cv_view(cv), rebind((model, test, cv)), exact,
+                       borrow(theta), borrow(theta_prop), log_psi, inv_temperature, rng,
+                       n_trials)

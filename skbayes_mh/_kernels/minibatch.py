@@ -1,17 +1,22 @@
 """The minibatch Barker test with an additive correction variable (Seita, Pan, Chen and
 Canny, "An Efficient Minibatch Acceptance Test for Metropolis-Hastings", UAI 2017,
 Algorithm 1).
-
-Packed ``test.params``: ``[batch_size, sigma, delta]`` with ``delta = NaN`` for "no
-Berry-Esseen requirement".
 """
 import math
+from collections import namedtuple
 
 import numpy as np
 
 from ._common import integer, sample_discrete
 from ._jit import STATUS_OK, jit
+from .decisions import context_view, decision_op, param_positions
 from .subsample import BATCH_GROWN, early_outcome, grow_batch
+
+#: The test's parameters: rows a minibatch grows by, the logistic-noise scale ``sigma`` the
+#: batch's variance must fall below, and the largest Berry-Esseen bound allowed (NaN: no
+#: requirement).
+MinibatchParams = namedtuple("MinibatchParams", "batch_size sigma delta")
+PARAM = param_positions(MinibatchParams)
 
 #: Constants of the Berry-Esseen bound for sampling without replacement that the paper's
 #: Corollary 1 uses: sup_x |P(standardised mean < x) - Phi(x)| <= (6.4 E|X|^3 + 2 E|X|) / sqrt(b).
@@ -45,10 +50,10 @@ def berry_esseen_bound(values, count, mean):
 
 
 @jit
-def minibatch_barker_decide(spec, theta, theta_prop, log_psi, delta, inv_temperature, test, cv,
-                            workspace, pool, scratch, rng):
+def minibatch_barker_decide(context, theta, theta_prop, log_psi, delta, rng):
     """Grow a random minibatch until the variance of ``Delta*`` is below ``sigma^2``, then
-    accept iff ``Delta* + X_nc + X_corr > 0``. See ``mh.py`` for the shared signature.
+    accept iff ``Delta* + X_nc + X_corr > 0``. See ``decisions.py`` for the shared
+    signature.
 
     ``Delta* = N mean_b(lambda_i) + log_psi`` with ``lambda_i`` the tempered per-row log
     ratio (minus its control-variate proxy, whose full-data sum is then in ``log_psi``), and
@@ -58,10 +63,11 @@ def minibatch_barker_decide(spec, theta, theta_prop, log_psi, delta, inv_tempera
     distribution, so ``Delta* - Delta + X_nc + X_corr`` is approximately standard logistic.
     The noise is always added: there is no shortcut for large ``|Delta* / s|``.
     """
+    spec, inv_temperature, test, cv, workspace, pool, scratch = context
     n = scratch.shape[0]
-    batch_size = int(test.params[0])
-    sigma2 = test.params[1] * test.params[1]
-    delta_max = test.params[2]
+    batch_size = int(test.params[PARAM.batch_size])
+    sigma2 = test.params[PARAM.sigma] * test.params[PARAM.sigma]
+    delta_max = test.params[PARAM.delta]
     sums = np.zeros(3)
     count = integer(0)  # one compilation of grow_batch, not one more for 0
     while True:
@@ -82,3 +88,9 @@ def minibatch_barker_decide(spec, theta, theta_prop, log_psi, delta, inv_tempera
     x_nc = math.sqrt(sigma2 - s2) * rng.standard_normal()
     x_corr = sample_discrete(test.support, test.cdf, rng)
     return delta_star + x_nc + x_corr > 0.0, count, STATUS_OK
+
+
+@decision_op
+def minibatch_barker_op(context, theta, theta_prop, log_psi, delta, rng):
+    """:func:`minibatch_barker_decide`, compiled on its own."""
+    return minibatch_barker_decide(context_view(context), theta, theta_prop, log_psi, delta, rng)

@@ -89,11 +89,11 @@ Prior = namedtuple("Prior", "kind scales locations means n_outputs block interce
 #: ``proposals.move_addresses``) through which the chain loops make a one-step move, or
 #: zeros (:data:`NO_MOVES`) where the loops make none (Hamiltonian paths, slice updates).
 Proposal = namedtuple("Proposal", "kind scale factor diag basis gain mean parameter moves")
-#: An acceptance test: which decision kernel, its packed parameters, for the minibatch
-#: Barker test the correction distribution (support and cumulative weights), and for a
-#: subsampling test the addresses of its compiled decision (``mh.decision_addresses``;
-#: zeros for an exact test).
-Test = namedtuple("Test", "kind params support cdf decide")
+#: An acceptance test: its parameters packed in the order of its named tuple
+#: (``decisions.pack_params``), for the minibatch Barker test the correction distribution
+#: (support and cumulative weights), and the addresses of its compiled decision op
+#: (``decisions.decision_addresses``).
+Test = namedtuple("Test", "params support cdf decide")
 #: Control variates: Taylor proxies of every row's log-likelihood around ``center``, with
 #: the full-data sums of their gradient and Hessian there. For the range bound of the
 #: confidence sampler: the Cholesky factor ``whitening`` of the covariance that defines
@@ -199,7 +199,7 @@ LINEAR_SPECS = (linear_spec_type(readonly(F8, 2)), linear_spec_type(MATRIX_DATA)
 ROW_SPECS = (types.Tuple((DATA, WEIGHTS, LOGLIK, GRADIENT, HESSIAN, LOG_PRIOR)),
              types.Tuple((CSR_MATRIX, WEIGHTS, *user_function_types(SPARSE_DATA), LOG_PRIOR)))
 PRIOR = types.Tuple((I8, IN_VECTOR, IN_VECTOR, IN_VECTOR, I8, I8, I8, F8))
-TEST = types.Tuple((I8, IN_VECTOR, IN_VECTOR, IN_VECTOR, ADDRESS))
+TEST = types.Tuple((IN_VECTOR, IN_VECTOR, IN_VECTOR, ADDRESS))
 CONTROL_VARIATES = types.Tuple((BOOL, IN_VECTOR, IN_VECTOR, IN_MATRIX, IN_MATRIX, F8, F8, F8, F8))
 FIREFLY_BOUND = types.Tuple((BOUND_COEFFICIENTS, IN_VECTOR, IN_VECTOR, IN_MATRIX, IN_VECTOR, F8,
                              F8, F8, IN_MATRIX))

@@ -115,8 +115,8 @@ def proposal_view(proposal):
 
 @jit(inline="always")
 def test_view(test):
-    kind, params, support, cdf, decide = test
-    return Test(kind, borrow(params), borrow(support), borrow(cdf), decide)
+    params, support, cdf, decide = test
+    return Test(borrow(params), borrow(support), borrow(cdf), decide)
 
 
 @jit(inline="always")

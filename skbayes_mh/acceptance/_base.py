@@ -1,5 +1,5 @@
-"""What every acceptance test object is: a small, validated set of parameters and the name
-of the numba decision kernel that uses them. No numba here."""
+"""What every acceptance test object is: a small, validated set of parameters and the op of
+the numba decision kernel that uses them (``_kernels/decisions.py``). No numba here."""
 import numpy as np
 from sklearn.base import BaseEstimator
 
@@ -13,7 +13,10 @@ class AcceptanceTest(StoredParameters, BaseEstimator):
 
     Subclasses store their parameters in ``__init__`` unmodified (``_store_parameters``, as
     the estimators do: ``get_params``, ``set_params``, ``clone`` and ``GridSearchCV`` work
-    on them), declare ``_parameter_constraints``, and say which decision kernel runs them.
+    on them), declare ``_parameter_constraints``, and say which decision kernel runs them:
+    ``_decision``, the op its kernel module registers (``_kernels.decisions.decision_op``;
+    None for a test that is its own sampler, Firefly), and ``_kernel_params``, the
+    parameters in that module's named tuple.
 
     Attributes
     ----------
@@ -48,7 +51,7 @@ class AcceptanceTest(StoredParameters, BaseEstimator):
     #: Whether its control variates' range bound is measured in the Laplace-whitened
     #: distance from the proxies' centre.
     whitened_control_variates = False
-    _kernel_id = None
+    _decision = None
 
     @property
     def reads_all_rows(self):
@@ -62,12 +65,13 @@ class AcceptanceTest(StoredParameters, BaseEstimator):
         return self
 
     def _kernel_params(self, lipschitz=None, max_weight=1.0, cv_bounds_range=False):
-        """float64 array: the parameters in the layout the decision kernel reads.
+        """The parameters as the decision kernel reads them: an instance of its module's
+        named tuple (none here).
 
         The context is what a test may need from the model: a per-row Lipschitz constant,
         the largest sample weight, and whether control variates bound the ratios' range.
         """
-        return np.zeros(1)
+        return ()
 
     def uses_control_variates(self, target):
         """Whether this test reads residuals against Taylor proxies (control variates) on

@@ -6,7 +6,7 @@ from scipy import stats
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._kernels.austerity import random_walk_error
-from .._kernels.mh import AUSTERITY
+from .._kernels.austerity import AusterityParams, austerity_op
 from ._base import AcceptanceTest
 
 
@@ -57,7 +57,7 @@ class Austerity(AcceptanceTest):
 
     name = "austerity"
     subsampling = True
-    _kernel_id = AUSTERITY
+    _decision = austerity_op
     _parameter_constraints = {
         "epsilon": [Interval(numbers.Real, 0, 1, closed="neither")],
         "batch_size": [Interval(numbers.Integral, 2, None, closed="left")],
@@ -68,7 +68,7 @@ class Austerity(AcceptanceTest):
         self._store_parameters(locals())
 
     def _kernel_params(self, lipschitz=None, max_weight=1.0, cv_bounds_range=False):
-        return np.array([float(self.batch_size), float(self.epsilon)])
+        return AusterityParams(batch_size=self.batch_size, epsilon=self.epsilon)
 
     def _stages(self, n_data):
         """Rows read at each sequential stage before all N, and the stages' t thresholds."""

@@ -1,5 +1,5 @@
 """The exact Barker test."""
-from .._kernels.mh import BARKER
+from .._kernels.barker import barker_op
 from ._base import AcceptanceTest
 
 
@@ -25,5 +25,5 @@ class Barker(AcceptanceTest):
     name = "barker"
     exact = True
     barker = True
-    _kernel_id = BARKER
+    _decision = barker_op
     _parameter_constraints = {}

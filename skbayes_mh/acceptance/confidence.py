@@ -4,7 +4,7 @@ import numbers
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._kernels.mh import CONFIDENCE
+from .._kernels.confidence import ConfidenceParams, confidence_op
 from ._base import AcceptanceTest
 
 
@@ -67,7 +67,7 @@ class ConfidenceSampler(AcceptanceTest):
     subsampling = True
     needs_lipschitz = True
     whitened_control_variates = True
-    _kernel_id = CONFIDENCE
+    _decision = confidence_op
     _parameter_constraints = {
         "delta": [Interval(numbers.Real, 0, 1, closed="neither")],
         "gamma": [Interval(numbers.Real, 1, None, closed="neither")],
@@ -90,9 +90,9 @@ class ConfidenceSampler(AcceptanceTest):
                 "range of the log-likelihood ratios without scanning the data, or control "
                 "variates with a model that bounds its third derivative. Give "
                 "ConfidenceSampler(lipschitz=...), or use a model that provides one.")
-        return np.array([float(self.batch_size), float(self.delta), float(self.gamma),
-                         float(self.p), np.nan if lipschitz is None else float(lipschitz),
-                         float(max_weight)])
+        return ConfidenceParams(batch_size=self.batch_size, delta=self.delta, gamma=self.gamma,
+                                p=self.p, lipschitz=np.nan if lipschitz is None else lipschitz,
+                                max_weight=max_weight)
 
     def _control_variates_missing(self, target):
         """Control variates also need a bound on the residuals' range: the model's

@@ -1,5 +1,5 @@
 """The exact Metropolis-Hastings test."""
-from .._kernels.mh import METROPOLIS
+from .._kernels.metropolis import metropolis_op
 from ._base import AcceptanceTest
 
 
@@ -25,5 +25,5 @@ class Metropolis(AcceptanceTest):
 
     name = "metropolis"
     exact = True
-    _kernel_id = METROPOLIS
+    _decision = metropolis_op
     _parameter_constraints = {}

@@ -4,7 +4,7 @@ import numbers
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._kernels.mh import MINIBATCH_BARKER
+from .._kernels.minibatch import MinibatchParams, minibatch_barker_op
 from ._base import AcceptanceTest
 from .correction import SIGMA_RANGE, CorrectionDistribution
 
@@ -59,7 +59,7 @@ class MinibatchBarker(AcceptanceTest):
     name = "minibatch"
     subsampling = True
     barker = True
-    _kernel_id = MINIBATCH_BARKER
+    _decision = minibatch_barker_op
     _parameter_constraints = {
         "batch_size": [Interval(numbers.Integral, 2, None, closed="left")],
         "sigma": [Interval(numbers.Real, SIGMA_RANGE[0], SIGMA_RANGE[1], closed="both")],
@@ -71,8 +71,8 @@ class MinibatchBarker(AcceptanceTest):
         self._store_parameters(locals())
 
     def _kernel_params(self, lipschitz=None, max_weight=1.0, cv_bounds_range=False):
-        delta = np.nan if self.delta is None else float(self.delta)
-        return np.array([float(self.batch_size), float(self.sigma), delta])
+        return MinibatchParams(batch_size=self.batch_size, sigma=self.sigma,
+                               delta=np.nan if self.delta is None else self.delta)
 
     def _correction_arrays(self):
         correction = self.correction

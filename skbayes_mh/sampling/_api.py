@@ -400,9 +400,9 @@ def acceptance_probability(loglik, data, theta, theta_prop, *, acceptance, log_p
         if center.shape != theta.shape:
             raise ValueError(f"center has shape {center.shape}; theta has {theta.shape}.")
         cv, _ = control_variates(target, center)
-    test = with_decision(test_tuple(acceptance, target, False))
+    test = with_decision(test_tuple(acceptance, target, False), acceptance)
     n_accepted, n_read, status = repeat_test(
-        target.kernel_model(), test, cv, theta, theta_prop, float(log_psi),
+        target.kernel_model(), test, cv, bool(acceptance.exact), theta, theta_prop, float(log_psi),
         target.inv_temperature, rng, int(n_trials))
     raise_for_status(status, "theta or theta_prop")
     return n_accepted / n_trials, n_read / n_trials

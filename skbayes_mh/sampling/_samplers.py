@@ -9,7 +9,8 @@ from .._kernels._jit import (STATUS_BAD_GRADIENT, STATUS_BAD_LOG_PRIOR, STATUS_B
                              STATUS_OK)
 from .._kernels.firefly import EXPLICIT, IMPLICIT, firefly_initialise, firefly_linear
 from .._kernels.layouts import BATCH_VALUES_ONLY, DATA_PASS_ONLY
-from .._kernels.mh import CHAIN_KERNELS, decision_addresses, repeat_test
+from .._kernels.decisions import decision_addresses, pack_params
+from .._kernels.mh import CHAIN_KERNELS, repeat_test
 from .._kernels.specs import BrightnessUpdate, Trace
 from .._kernels.pool import DENSE_POOL_MAX_ROWS, new_pool
 from .._kernels.proposals import move_addresses
@@ -32,21 +33,21 @@ def raise_for_status(status, where):
 
 
 def test_tuple(acceptance, target, cv_bounds_range):
-    """The kernels' ``Test`` tuple for an acceptance object in the context of ``target``."""
+    """The kernels' ``Test`` tuple for an acceptance object in the context of ``target``,
+    without its decision's addresses (:func:`with_decision`)."""
     support, cdf = acceptance._correction_arrays()
     params = acceptance._kernel_params(lipschitz=target.lipschitz, max_weight=target.max_weight,
                                        cv_bounds_range=cv_bounds_range)
-    return (int(acceptance._kernel_id), np.ascontiguousarray(params, dtype=np.float64),
-            np.ascontiguousarray(support, dtype=np.float64),
+    return (pack_params(params), np.ascontiguousarray(support, dtype=np.float64),
             np.ascontiguousarray(cdf, dtype=np.float64))
 
 
-def with_decision(test):
+def with_decision(test, acceptance):
     """A :func:`test_tuple` as the kernels take it: with ``Test.decide``, the addresses of
-    the test's decision op in this process (``mh.decision_addresses``), added at each call
-    as the proposals' moves are: a sampler pickled to another process (Dask, Ray, loky)
-    must not carry the addresses of the process that made it."""
-    return (*test, decision_addresses(test[0]))
+    ``acceptance``'s decision op in this process (``decisions.decision_addresses``), added
+    at each call as the proposals' moves are: a sampler pickled to another process (Dask,
+    Ray, loky) must not carry the addresses of the process that made it."""
+    return (*test, decision_addresses(acceptance._decision))
 
 
 def _writable(value):
@@ -233,8 +234,8 @@ class MetropolisHastings(_Sampler):
         target = self.target
         status, iteration = self.kernel(
             target.kernel_model(self.used_ops), target.prior.as_tuple(), self.proposal_tuple(),
-            with_decision(self.test), self.cv, float(self.inv_temperature), state.as_tuple(), rng,
-            tuple(trace))
+            with_decision(self.test, self.acceptance), self.cv, float(self.inv_temperature),
+            state.as_tuple(), rng, tuple(trace))
         raise_for_status(status, f"{where} iteration {iteration}")
         return {"draws": trace.draws, "accepted": trace.accepted, "n_data_read": trace.n_read,
                 "lp": trace.lp}
@@ -245,8 +246,8 @@ class MetropolisHastings(_Sampler):
         each with fresh randomness; ``log_psi`` as in the chain loop without the proxies
         (the log prior ratio plus the log proposal ratio)."""
         n_accepted, _, status = repeat_test(
-            self.target.kernel_model(self.used_ops), with_decision(self.test), self.cv,
-            np.ascontiguousarray(theta, dtype=np.float64),
+            self.target.kernel_model(self.used_ops), with_decision(self.test, self.acceptance),
+            self.cv, bool(self.acceptance.exact), np.ascontiguousarray(theta, dtype=np.float64),
             np.ascontiguousarray(theta_prop, dtype=np.float64), float(log_psi),
             float(self.inv_temperature), rng, int(n_trials))
         raise_for_status(status, "a move of the test error's check")

@@ -208,23 +208,24 @@ def test_a_fit_compiles_elsewhere_the_loop_its_chains_run(monkeypatch, acceptanc
 _ONE_DECISION = r"""
 import numpy as np
 from skbayes_mh import MinibatchMHLogisticRegression
-from skbayes_mh._kernels.mh import SUBSAMPLED_DECISIONS
+from skbayes_mh._kernels.decisions import DECISIONS
 rng = np.random.default_rng(0)
 X = rng.normal(size=(20_000, 2))
 y = (X[:, 0] + rng.logistic(size=20_000) > 0).astype(int)
 MinibatchMHLogisticRegression(acceptance=ACCEPTANCE, n_chains=1, n_warmup=10, n_draws=10,
                               random_state=0).fit(X, y)
-print(sorted(op.__name__ for op in SUBSAMPLED_DECISIONS.values()
-             if op.dispatchers[0] is not None))
+print(sorted(op.__name__ for op in DECISIONS.values() if op.dispatchers[0] is not None))
 """
 
 
 @pytest.mark.parametrize("acceptance, prepared", [
+    ("metropolis", "metropolis_op"), ("barker", "barker_op"),
     ("minibatch", "minibatch_barker_op"), ("austerity", "austerity_op"),
     ("confidence", "confidence_op")])
-def test_a_subsampled_fit_prepares_its_own_tests_decision_only(acceptance, prepared):
-    """The subsampled loop calls the test's decision through ``Test.decide``: a fresh process
-    prepares (compiles, or loads from the cache) that test's decision, not the others'."""
+def test_a_fit_prepares_its_own_tests_decision_only(acceptance, prepared):
+    """The chain loops call the test's decision through ``Test.decide``: a fresh process
+    prepares (compiles, or loads from the cache) that test's decision, not the others'
+    (the registry holds all five: importing the package imports every test's module)."""
     import subprocess
     import sys
 
