@@ -24,7 +24,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._dask import is_dask_array
 from ._docstrings import with_sections
 from .linear_model import MinibatchMHLogisticRegression
-from .linear_model._base import LinearMHEstimator, PredictiveClassifierMixin
+from .linear_model._posterior import FittedPosterior, PredictiveClassifierMixin
 
 __all__ = ["ConsensusMonteCarlo", "consensus_combine", "consensus_mean_error"]
 
@@ -312,7 +312,7 @@ class ConsensusMonteCarlo(MetaEstimatorMixin, BaseEstimator):
         return self.estimator_.decision_function(X)
 
     @available_if(_estimator_has("summary"))
-    @with_sections(LinearMHEstimator.summary)
+    @with_sections(FittedPosterior.summary)
     def summary(self, *, quantiles=(0.05, 0.5, 0.95), as_frame="auto"):
         """``estimator_.summary``: the consensus draws' table, per named parameter (their
         R-hat and ESS compare chains of combined draws, not of one sampler)."""

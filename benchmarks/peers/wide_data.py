@@ -43,7 +43,7 @@ from sklearn.model_selection import train_test_split
 from skbayes_mh import FireflySoftmaxClassifier, MinibatchMHLogisticRegression
 from skbayes_mh._passes import scan_data
 from skbayes_mh.diagnostics import ess_bulk, rhat
-from skbayes_mh.linear_model._base import autoscale_spread
+from skbayes_mh.linear_model._priors import autoscale_spread
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
 from _common import mnist13k, run_numpyro_peer, table

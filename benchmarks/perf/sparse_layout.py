@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from skbayes_mh import FireflySoftmaxClassifier, MinibatchMHLogisticRegression
-from skbayes_mh.linear_model import _base
+from skbayes_mh.linear_model import _inputs
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
 from _common import table
@@ -48,12 +48,12 @@ def seconds_per_pass(estimator, X, y):
 
 def dense_and_csr(cls, settings, X, y):
     """Seconds per pass with the dense ``X`` read dense, then passed as CSR."""
-    default = _base.AUTO_SPARSE_DENSITY
+    default = _inputs.AUTO_SPARSE_DENSITY
     try:
-        _base.AUTO_SPARSE_DENSITY = 0.0  # read dense
+        _inputs.AUTO_SPARSE_DENSITY = 0.0  # read dense
         dense = seconds_per_pass(cls(**settings), X, y)
     finally:
-        _base.AUTO_SPARSE_DENSITY = default
+        _inputs.AUTO_SPARSE_DENSITY = default
     return dense, seconds_per_pass(cls(**settings), sp.csr_array(X), y)
 
 
@@ -68,9 +68,9 @@ def main():
               ("softmax, 5 classes", 5, FireflySoftmaxClassifier),
               ("softmax, 10 classes", 10, FireflySoftmaxClassifier))
     print(f"{args.rows:,} rows x {args.features} features; ms per iteration (one full-data "
-          f"pass with its gradient); AUTO_SPARSE_DENSITY = {_base.AUTO_SPARSE_DENSITY}\n")
+          f"pass with its gradient); AUTO_SPARSE_DENSITY = {_inputs.AUTO_SPARSE_DENSITY}\n")
     rows = []
-    threshold = _base.AUTO_SPARSE_DENSITY
+    threshold = _inputs.AUTO_SPARSE_DENSITY
     for name, n_classes, cls in models:
         dense_and_csr(cls, settings, *synthetic(500, 20, 0.2, n_classes))  # compiles both
         for density in DENSITIES:

@@ -30,7 +30,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from skbayes_mh import MinibatchMHLogisticRegression, diagnostics
 from skbayes_mh.demo import compare
-from skbayes_mh.linear_model import _base
+from skbayes_mh.linear_model import _base, _inputs
 from skbayes_mh.models import _base as models_base
 from skbayes_mh.sampling import _samplers
 
@@ -99,7 +99,7 @@ def real_size_memmap(folder):
     X, y = write_memmap(folder)
     print(f"1. float32 memmap: {N_ROWS:,} rows x {N_FEATURES} features, X {X.nbytes / 2**20:.1f} "
           f"MiB on disk")
-    print(f"   thresholds: FLOAT32_IN_PLACE_MIN_BYTES {_base.FLOAT32_IN_PLACE_MIN_BYTES:,} "
+    print(f"   thresholds: FLOAT32_IN_PLACE_MIN_BYTES {_inputs.FLOAT32_IN_PLACE_MIN_BYTES:,} "
           f"(X has {X.nbytes:,}); DENSE_POOL_MAX_ROWS {_samplers.DENSE_POOL_MAX_ROWS:,} and "
           f"TANGENT_CACHE_MAX_ROWS {models_base.TANGENT_CACHE_MAX_ROWS:,} (X has {N_ROWS:,} "
           f"rows)")

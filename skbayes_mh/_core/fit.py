@@ -21,8 +21,8 @@ from ..sampling import (Progress, ScaleTuner, Shape, Target, chain_kernel, chain
 from ..sampling._parallel import WorkerLost, runs_in_this_process
 from ..sampling._shared import sharing_scope
 from ..sampling._schedule import TemperatureSchedule
-from .auto import (choose_laplace, choose_proposal, choose_thin, choose_warmup, is_auto,
-                   shaped_for_paths, warmup_bound)
+from .auto import (choose_acceptance, choose_laplace, choose_proposal, choose_thin,
+                   choose_warmup, is_auto, shaped_for_paths, warmup_bound)
 from .chains import chain_levels, chain_starts
 from .convergence import (AUTO_DRAWS_MARGIN, AUTO_FIRST_DRAWS, AUTO_MAX_DRAWS,
                           MIN_ESS_PER_CHAIN, draws_needed, warn_unvisited_modes)
@@ -142,9 +142,10 @@ def fit_posterior(family, data, prior, acceptance, settings, passes=None, starte
         The likelihood family (:mod:`skbayes_mh.models`).
     data : LinearData
     prior : BuiltinPrior
-    acceptance : AcceptanceTest
-        Resolved (a fresh object: a confidence test's missing Lipschitz constant is filled
-        in from the model).
+    acceptance : AcceptanceTest or "auto"
+        The test: an object is cloned (a confidence test's missing Lipschitz constant is
+        then filled in from the model); ``"auto"`` is chosen here, once, from the numbers
+        of rows and parameters (:func:`~skbayes_mh._core.auto.choose_acceptance`).
     settings : SamplerSettings
     passes : dict or None
         Full-data passes made before (the validation pass), added to.
@@ -165,6 +166,7 @@ def fit_posterior(family, data, prior, acceptance, settings, passes=None, starte
     """
     started = time.perf_counter() if started is None else started
     passes = {} if passes is None else passes
+    acceptance = choose_acceptance(acceptance, data.n_rows, family.n_params(data))
     span = row_span(data, prior) if settings.row_span else None
     if span is not None:
         passes["row_span"] = 1.0

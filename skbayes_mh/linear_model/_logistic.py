@@ -13,7 +13,8 @@ from ..models.probit import ProbitModel
 from .._validation import checked_reference_proba
 from ..models._prior import GAUSSIAN
 from ._docs import shared_docstring
-from ._base import LinearMHEstimator, PredictiveClassifierMixin
+from ._base import LinearMHEstimator
+from ._posterior import PredictiveClassifierMixin
 
 
 @shared_docstring

@@ -8,8 +8,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..models._prior import GAUSSIAN, LAPLACE, LOG_SCALE
 from ..models.negative_binomial import NegativeBinomialModel
 from ._docs import shared_docstring
-from ._base import (LinearMHEstimator, PoissonDevianceScoreMixin,
-                    PredictiveRegressorMixin)
+from ._base import LinearMHEstimator
+from ._posterior import PoissonDevianceScoreMixin, PredictiveRegressorMixin
 
 _PRIORS = {"gaussian": GAUSSIAN, "laplace": LAPLACE}
 

@@ -7,8 +7,8 @@ from sklearn.utils._param_validation import StrOptions
 from ..models import PoissonModel
 from ..models._prior import GAUSSIAN, LAPLACE
 from ._docs import shared_docstring
-from ._base import (LinearMHEstimator, PoissonDevianceScoreMixin,
-                    PredictiveRegressorMixin)
+from ._base import LinearMHEstimator
+from ._posterior import PoissonDevianceScoreMixin, PredictiveRegressorMixin
 
 _PRIORS = {"gaussian": GAUSSIAN, "laplace": LAPLACE}
 

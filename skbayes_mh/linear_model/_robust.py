@@ -11,7 +11,8 @@ from sklearn.utils.validation import check_is_fitted
 from ..models import StudentTModel
 from ..models._prior import GAUSSIAN, LAPLACE, LOG_SCALE
 from ._docs import shared_docstring
-from ._base import LinearMHEstimator, PredictiveRegressorMixin
+from ._base import LinearMHEstimator
+from ._posterior import PredictiveRegressorMixin
 
 _PRIORS = {"gaussian": GAUSSIAN, "laplace": LAPLACE}
 

@@ -1,13 +1,13 @@
 """Bayesian multiclass softmax regression: exact or minibatch tests on the centred (identifiable)
 parameters, or Firefly Monte Carlo on the class blocks (``acceptance="firefly"``)."""
 
-import numpy as np
 from sklearn.base import ClassifierMixin
 
 from ..models import CentredSoftmaxModel, SoftmaxModel
 from ..models._prior import GAUSSIAN
 from ._docs import shared_docstring
-from ._base import LinearMHEstimator, PredictiveClassifierMixin
+from ._base import LinearMHEstimator
+from ._posterior import PredictiveClassifierMixin
 
 
 @shared_docstring

@@ -299,7 +299,7 @@ class SoftmaxModel(LinearModel):
 def class_softmax(eta):
     """The softmax over the last axis of ``eta`` (..., n_classes), one class's slice at a
     time in ``eta``'s memory layout. Over linear predictors with the draws contiguous
-    (``linear_model._base.linear_predictors``) this is several times faster than scipy's
+    (``linear_model._predictive.linear_predictors``) this is several times faster than scipy's
     softmax along the strided last axis (``predict_proba`` of 20,000 rows x 4,000 draws x
     3 classes: 2.2 s against 12.4 s, ``benchmarks/perf/predict_time.py``).
 

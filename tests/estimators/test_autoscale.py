@@ -15,7 +15,7 @@ from skbayes_mh import (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
                         MinibatchMHPoissonRegression, RobustTRegression)
 from skbayes_mh._passes import scan_data
 from skbayes_mh.diagnostics import mcse_mean, mcse_sd
-from skbayes_mh.linear_model._base import AUTOSCALE_REACH, autoscale_spread
+from skbayes_mh.linear_model._priors import AUTOSCALE_REACH, autoscale_spread
 from skbayes_mh.models import LinearData
 
 from _models import min_ess

@@ -24,6 +24,7 @@ from skbayes_mh import _passes, _validation
 from skbayes_mh.acceptance import ConfidenceSampler
 from skbayes_mh.sampling import _target
 from skbayes_mh.linear_model import _base as estimators_base
+from skbayes_mh.linear_model import _inputs
 
 from _models import FAST
 from _stats import assert_same_posterior
@@ -36,7 +37,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceW
 def dense_x_read_dense(monkeypatch):
     """A dense ``X`` is read dense in this file's comparisons (``fit`` would read one that
     is mostly zeros as CSR, ``AUTO_SPARSE_DENSITY``), so that they compare the layouts."""
-    monkeypatch.setattr(estimators_base, "AUTO_SPARSE_DENSITY", 0.0)
+    monkeypatch.setattr(_inputs, "AUTO_SPARSE_DENSITY", 0.0)
 
 
 @pytest.mark.parametrize("estimator, kind, density, expected", [
@@ -49,7 +50,7 @@ def test_a_dense_x_of_mostly_zeros_is_read_as_csr(monkeypatch, tmp_path, estimat
                                                    density, expected):
     """Read as CSR, a dense ``X`` gives the draws of the same matrix passed sparse; a
     memory map stays where it is."""
-    monkeypatch.setattr(estimators_base, "AUTO_SPARSE_DENSITY", 0.2)
+    monkeypatch.setattr(_inputs, "AUTO_SPARSE_DENSITY", 0.2)
     layouts = []
     choose = estimators_base.sparse_layout
 

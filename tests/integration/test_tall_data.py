@@ -10,7 +10,7 @@ import pytest
 
 from skbayes_mh import MinibatchMHLogisticRegression, RobustTRegression
 from skbayes_mh import _passes
-from skbayes_mh.linear_model import _base
+from skbayes_mh.linear_model import _base, _inputs
 from skbayes_mh.models import LogisticModel
 from skbayes_mh.models import _firefly as models_firefly
 from skbayes_mh.sampling import _samplers
@@ -20,7 +20,7 @@ from studies.tall_data import AnonymousPeak
 
 N_ROWS = 20_000
 #: The thresholds as the package sets them (the fixture below sets one to 0 for each test).
-REAL_FLOAT32_IN_PLACE_MIN_BYTES = _base.FLOAT32_IN_PLACE_MIN_BYTES
+REAL_FLOAT32_IN_PLACE_MIN_BYTES = _inputs.FLOAT32_IN_PLACE_MIN_BYTES
 #: Rows and float32 features at which no threshold needs forcing: one row above
 #: ``DENSE_POOL_MAX_ROWS`` and ``TANGENT_CACHE_MAX_ROWS``, and X of 64 MiB and a row.
 REAL_ROWS, REAL_FEATURES = (1 << 20) + 1, 16
@@ -42,7 +42,7 @@ def on_disk(tmp_path_factory):
 @pytest.fixture(autouse=True)
 def float32_in_place(monkeypatch):
     """Treat the test's small float32 data as tall: read in place by float32 kernels."""
-    monkeypatch.setattr(_base, "FLOAT32_IN_PLACE_MIN_BYTES", 0)
+    monkeypatch.setattr(_inputs, "FLOAT32_IN_PLACE_MIN_BYTES", 0)
 
 
 def spy_on_data(monkeypatch):
@@ -76,7 +76,7 @@ def test_a_memmap_is_read_in_place_in_its_own_dtype(on_disk, monkeypatch):
         passes.validation + passes.map_laplace + passes.control_variates)
     assert 0 < model.setup_time_ < 60
     # Below FLOAT32_IN_PLACE_MIN_BYTES float32 data are converted (a small copy).
-    monkeypatch.setattr(_base, "FLOAT32_IN_PLACE_MIN_BYTES", X.nbytes + 1)
+    monkeypatch.setattr(_inputs, "FLOAT32_IN_PLACE_MIN_BYTES", X.nbytes + 1)
     MinibatchMHLogisticRegression(n_draws=20, n_warmup=20, n_chains=1).fit(X, y)
     assert seen[1].X.dtype == np.float64 and not np.shares_memory(seen[1].X, X)
     assert seen[1].y.dtype == np.float64
@@ -95,7 +95,7 @@ def test_labels_beside_a_float32_memmap_are_encoded_in_float32(on_disk, monkeypa
     model = MinibatchMHLogisticRegression(**settings).fit(X, given)
     assert seen[0].y.dtype == np.float32
     np.testing.assert_array_equal(seen[0].y, np.asarray(y))
-    monkeypatch.setattr(_base, "FLOAT32_IN_PLACE_MIN_BYTES", X.nbytes + 1)
+    monkeypatch.setattr(_inputs, "FLOAT32_IN_PLACE_MIN_BYTES", X.nbytes + 1)
     float64 = MinibatchMHLogisticRegression(**settings).fit(X, given)
     assert seen[1].y.dtype == np.float64
     np.testing.assert_allclose(model.posterior_["coef"], float64.posterior_["coef"],
@@ -208,7 +208,7 @@ def test_the_thresholds_paths_at_their_real_size(real_size, monkeypatch):
     20,000 rows above, and ``benchmarks/studies/real_sizes.py`` compares the two fits' posteriors
     at this size)."""
     X, y = real_size
-    monkeypatch.setattr(_base, "FLOAT32_IN_PLACE_MIN_BYTES", REAL_FLOAT32_IN_PLACE_MIN_BYTES)
+    monkeypatch.setattr(_inputs, "FLOAT32_IN_PLACE_MIN_BYTES", REAL_FLOAT32_IN_PLACE_MIN_BYTES)
     assert X.nbytes >= REAL_FLOAT32_IN_PLACE_MIN_BYTES
     assert REAL_ROWS > _samplers.DENSE_POOL_MAX_ROWS
     assert REAL_ROWS > models_firefly.TANGENT_CACHE_MAX_ROWS
@@ -247,7 +247,7 @@ def test_a_memmap_fit_adds_at_most_a_tenth_of_the_file_and_100_mb(real_size, mon
     made a float64 copy of X here (+300 MiB; +1.6 GB on a 420 MiB file), and the labels
     a float64 one; ``benchmarks/studies/tall_data.py`` measures the same at 10^7 rows and more."""
     X, y = real_size
-    monkeypatch.setattr(_base, "FLOAT32_IN_PLACE_MIN_BYTES", REAL_FLOAT32_IN_PLACE_MIN_BYTES)
+    monkeypatch.setattr(_inputs, "FLOAT32_IN_PLACE_MIN_BYTES", REAL_FLOAT32_IN_PLACE_MIN_BYTES)
     settings = dict(acceptance=acceptance, n_draws=100, n_warmup=100)
     file_bytes = X.nbytes + y.nbytes
     with warnings.catch_warnings():
