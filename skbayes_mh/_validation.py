@@ -2,6 +2,7 @@
 ValueError/TypeError naming the parameter, never a numba traceback."""
 import numbers
 import os
+import textwrap
 import weakref
 
 import numba
@@ -202,6 +203,34 @@ def resolve_option(value, registry, base, parameter, extra=()):
         return clone(value).validate()
     raise TypeError(f"The parameter {parameter!r} must be a name {names} or a {base.__name__} "
                     f"object; got {type(value).__name__}.")
+
+
+def resolve_sections(parameter, class_name, registry, noun, note=""):
+    """The numpydoc sections of a ``resolve_<parameter>`` function over
+    :func:`resolve_option`: ``class_name`` the objects' class, ``registry`` the name of the
+    registry, ``noun`` what an object is called, ``note`` a sentence more on the names."""
+    def article(word):
+        return "an" if word[0].lower() in "aeiou" else "a"
+
+    entry = f"A name of :data:`{registry}` or {article(noun)} {noun} object. {note}".rstrip()
+    return f"""Parameters
+----------
+{parameter} : str or {class_name}
+{textwrap.indent(textwrap.fill(entry, 88), "    ")}
+
+Returns
+-------
+{class_name}
+    A validated object: a new one with default parameters for a name, a clone for
+    an object.
+
+Raises
+------
+ValueError
+    Unknown name or invalid parameters.
+TypeError
+    Neither a string nor {article(class_name)} :class:`{class_name}`.
+"""
 
 
 def checked_reference_proba(reference_proba, n_rows):

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._docstrings import with_sections
+
 _IDX_TYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
 _MNIST_FILES = {"train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
                 "test": ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")}
@@ -179,6 +181,29 @@ def mnist_pair_or_synthetic(directory, digits, subset="train"):
     return (*make_mnist_like_pair(digits, subset), "synthetic data of MNIST's shape")
 
 
+def _projection_sections(digits_entry, y_entry):
+    """The numpydoc sections of the MNIST projections, with their own ``digits`` entry and
+    description of ``y``."""
+    return f"""Parameters
+----------
+directory : str or Path
+    Folder holding MNIST's IDX files (see :func:`load_mnist`).
+{digits_entry}
+n_components : int, default=50
+    Number of principal components kept.
+subset : {{"train", "test"}}, default="train"
+    Which of MNIST's subsets to load.
+
+Returns
+-------
+X : ndarray of shape (n, n_components)
+y : ndarray of shape (n,): {y_entry}
+"""
+
+
+@with_sections(_projection_sections("""digits : pair of int, default=(7, 9)
+    The digits of class 0 and class 1, in that order.""",
+                                     "1 for ``digits[1]``, 0 for ``digits[0]``."))
 def mnist_pca_pair(directory, digits=(7, 9), n_components=50, subset="train"):
     """Two MNIST digits projected on their first principal components, as in the logistic
     regression experiments of Korattikara et al. and Maclaurin and Adams (7 vs 9, 50
@@ -186,72 +211,40 @@ def mnist_pca_pair(directory, digits=(7, 9), n_components=50, subset="train"):
 
     The principal axes are those of the training images of the two digits (pixels in
     [0, 1], centred), computed by an exact SVD so that they are reproducible; test images
-    are projected on the same axes.
+    are projected on the same axes."""
+    return _projected(lambda part: mnist_pair(directory, digits, part), n_components, subset)
 
-    Parameters
-    ----------
-    directory : str or Path
-        Folder holding MNIST's IDX files (see :func:`load_mnist`).
-    digits : pair of int, default=(7, 9)
-        The digits of class 0 and class 1, in that order.
-    n_components : int, default=50
-        Number of principal components kept.
-    subset : {"train", "test"}, default="train"
-        Which of MNIST's subsets to load.
 
-    Returns
-    -------
-    X : ndarray of shape (n, n_components)
-    y : ndarray of shape (n,): 1 for ``digits[1]``, 0 for ``digits[0]``.
-    """
+def _projected(load, n_components, subset):
+    """``load(subset)``'s images and labels, the images projected on the first
+    ``n_components`` principal axes of ``load("train")``'s (an exact SVD, reproducible)."""
     from sklearn.decomposition import PCA
 
-    X_train, y_train = mnist_pair(directory, digits, "train")
+    X_train, y_train = load("train")
     pca = PCA(n_components=n_components, svd_solver="full").fit(X_train)
     if subset == "train":
         return pca.transform(X_train), y_train
-    X, y = mnist_pair(directory, digits, subset)
+    X, y = load(subset)
     return pca.transform(X), y
 
 
+@with_sections(_projection_sections("""digits : sequence of int, default=(0, 1, 2)
+    The digits kept, in increasing order.""", "the index of each image's digit in ``digits``."))
 def mnist_pca_digits(directory, digits=(0, 1, 2), n_components=50, subset="train"):
     """Several MNIST digits projected on their first principal components, for multiclass
     softmax regression (the bias is the estimator's intercept).
 
     The principal axes are those of the training images of these digits (pixels in [0, 1],
-    centred, exact SVD); test images are projected on the same axes.
-
-    Parameters
-    ----------
-    directory : str or Path
-        Folder holding MNIST's IDX files (see :func:`load_mnist`).
-    digits : sequence of int, default=(0, 1, 2)
-        The digits kept, in increasing order.
-    n_components : int, default=50
-        Number of principal components kept.
-    subset : {"train", "test"}, default="train"
-        Which of MNIST's subsets to load.
-
-    Returns
-    -------
-    X : ndarray of shape (n, n_components)
-    y : ndarray of shape (n,): the index of each image's digit in ``digits``.
-    """
-    from sklearn.decomposition import PCA
+    centred, exact SVD); test images are projected on the same axes."""
+    if list(digits) != sorted(digits):
+        raise ValueError(f"digits must be increasing, got {digits!r}.")
 
     def select(subset):
         images, labels = load_mnist(directory, subset)
         keep = np.isin(labels, digits)
         return images[keep] / 255.0, np.searchsorted(np.asarray(digits), labels[keep])
 
-    X_train, y_train = select("train")
-    if list(digits) != sorted(digits):
-        raise ValueError(f"digits must be increasing, got {digits!r}.")
-    pca = PCA(n_components=n_components, svd_solver="full").fit(X_train)
-    if subset == "train":
-        return pca.transform(X_train), y_train
-    X, y = select(subset)
-    return pca.transform(X), y
+    return _projected(select, n_components, subset)
 
 
 #: Columns of the StatLib California housing file, in order.
@@ -259,23 +252,25 @@ CALIFORNIA_COLUMNS = ("longitude", "latitude", "housing_median_age", "total_room
                       "total_bedrooms", "population", "households", "median_income",
                       "median_house_value")
 
+#: The ``Parameters`` section of the California housing loaders.
+_CALIFORNIA_DIRECTORY = """Parameters
+----------
+directory : str or Path
+    Folder holding ``cal_housing.data`` (or ``cal_housing.data.gz``).
+"""
 
+
+@with_sections(_CALIFORNIA_DIRECTORY + """
+Returns
+-------
+X : ndarray of shape (20640, 8)
+    The eight features, in ``CALIFORNIA_COLUMNS`` order.
+y : ndarray of shape (20640,)
+    Median house value in dollars.
+""")
 def load_california_housing(directory):
     """The StatLib California housing data (``cal_housing.data``: 20,640 block groups,
-    comma-separated, no header; the target is capped at 500,001).
-
-    Parameters
-    ----------
-    directory : str or Path
-        Folder holding ``cal_housing.data`` (or ``cal_housing.data.gz``).
-
-    Returns
-    -------
-    X : ndarray of shape (20640, 8)
-        The eight features, in ``CALIFORNIA_COLUMNS`` order.
-    y : ndarray of shape (20640,)
-        Median house value in dollars.
-    """
+    comma-separated, no header; the target is capped at 500,001)."""
     path = _find(directory, "cal_housing.data")
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt") as handle:
@@ -286,20 +281,15 @@ def load_california_housing(directory):
     return table[:, :-1], table[:, -1]
 
 
+@with_sections(_CALIFORNIA_DIRECTORY + """
+Returns
+-------
+X : ndarray of shape (20640, 8), each column with mean 0 and sd 1
+y : ndarray of shape (20640,)
+""")
 def california_log_value(directory):
     """California housing as the robust-regression benchmarks use it: standardised features
-    and the log of the median house value.
-
-    Parameters
-    ----------
-    directory : str or Path
-        Folder holding ``cal_housing.data`` (or ``cal_housing.data.gz``).
-
-    Returns
-    -------
-    X : ndarray of shape (20640, 8), each column with mean 0 and sd 1
-    y : ndarray of shape (20640,)
-    """
+    and the log of the median house value."""
     X, value = load_california_housing(directory)
     return (X - X.mean(axis=0)) / X.std(axis=0), np.log(value)
 

@@ -17,11 +17,12 @@ from ._docstrings import with_sections as _with_sections
 from ._passes import map_on_cores
 
 #: The numpydoc sections of every statistic computed parameter by parameter.
-_PER_PARAMETER_SECTIONS = """Parameters
+_DRAWS_PARAMETER = """Parameters
 ----------
 draws : array-like of shape (n_chains, n_draws, ...)
     Chain-major draws; the trailing dimensions are the parameters'.
-
+"""
+_PER_PARAMETER_SECTIONS = _DRAWS_PARAMETER + """
 Returns
 -------
 ndarray of shape ``draws.shape[2:]``"""
@@ -195,21 +196,16 @@ def _all_three(x):
     return np.stack([_rank_rhat(x, scores), _ess_of(scores), _tail_ess(x)], axis=1)
 
 
+@_with_sections(_DRAWS_PARAMETER + """
+Returns
+-------
+r_hat, ess_bulk, ess_tail : ndarray of shape ``draws.shape[2:]``
+    NaN for a parameter with a NaN draw and for all with fewer than 4 draws; ``r_hat``
+    NaN with fewer than 2 chains.
+""")
 def convergence_statistics(draws):
     """``(r_hat, ess_bulk, ess_tail)`` of each parameter (as :func:`rhat`, :func:`ess_bulk`
-    and :func:`ess_tail`, in one pass that ranks the draws once less).
-
-    Parameters
-    ----------
-    draws : array-like of shape (n_chains, n_draws, ...)
-        Chain-major draws; the trailing dimensions are the parameters'.
-
-    Returns
-    -------
-    r_hat, ess_bulk, ess_tail : ndarray of shape ``draws.shape[2:]``
-        NaN for a parameter with a NaN draw and for all with fewer than 4 draws; ``r_hat``
-        NaN with fewer than 2 chains.
-    """
+    and :func:`ess_tail`, in one pass that ranks the draws once less)."""
     values = _batched(_all_three, draws, n_values=3)
     if np.shape(draws)[0] < 2:  # R-hat needs two chains
         values[:, 0] = np.nan
@@ -250,20 +246,15 @@ def mcse_sd(draws):
     return _per_parameter(_stats().mcse, draws, method="sd")
 
 
+@_with_sections(_DRAWS_PARAMETER + """
+Returns
+-------
+dict
+    ``mean``, ``sd``, ``mcse_mean``, ``mcse_sd``, ``ess_bulk``, ``ess_tail``, ``r_hat``,
+    each an ndarray of shape ``draws.shape[2:]``.
+""")
 def summarize(draws):
-    """Posterior mean and sd and the convergence diagnostics of each parameter.
-
-    Parameters
-    ----------
-    draws : array-like of shape (n_chains, n_draws, ...)
-        Chain-major draws; the trailing dimensions are the parameters'.
-
-    Returns
-    -------
-    dict
-        ``mean``, ``sd``, ``mcse_mean``, ``mcse_sd``, ``ess_bulk``, ``ess_tail``, ``r_hat``,
-        each an ndarray of shape ``draws.shape[2:]``.
-    """
+    """Posterior mean and sd and the convergence diagnostics of each parameter."""
     draws = np.asarray(draws, dtype=np.float64)
     r_hat, bulk, tail = convergence_statistics(draws)
     return {"mean": draws.mean(axis=(0, 1)), "sd": draws.std(axis=(0, 1)),

@@ -11,7 +11,8 @@ name              class                         decision
 ``"firefly"``     :class:`Firefly`              exact, bright points only (models with bounds)
 ================  ============================  ============================================
 """
-from .._validation import resolve_option
+from .._docstrings import with_sections
+from .._validation import resolve_option, resolve_sections
 from ._base import AcceptanceTest
 from .austerity import Austerity
 from .barker import Barker
@@ -26,28 +27,11 @@ ACCEPTANCE_TESTS = {cls.name: cls for cls in (Metropolis, Barker, MinibatchBarke
                                                   ConfidenceSampler, Firefly)}
 
 
+@with_sections(resolve_sections("acceptance", "AcceptanceTest", "ACCEPTANCE_TESTS",
+                                "acceptance test"))
 def resolve_acceptance(acceptance):
     """Turn ``acceptance`` (a registry name or an :class:`AcceptanceTest`) into a validated
-    fresh object; an object is cloned, never modified.
-
-    Parameters
-    ----------
-    acceptance : str or AcceptanceTest
-        A name of :data:`ACCEPTANCE_TESTS` or an acceptance test object.
-
-    Returns
-    -------
-    AcceptanceTest
-        A validated object: a new one with default parameters for a name, a clone for
-        an object.
-
-    Raises
-    ------
-    ValueError
-        Unknown name or invalid parameters.
-    TypeError
-        Neither a string nor an :class:`AcceptanceTest`.
-    """
+    fresh object; an object is cloned, never modified."""
     return resolve_option(acceptance, ACCEPTANCE_TESTS, AcceptanceTest, "acceptance")
 
 

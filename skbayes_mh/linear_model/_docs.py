@@ -196,8 +196,53 @@ control variates (``"minibatch"``) otherwise (the choice is kept in ``acceptance
 docs/choosing.md has the measurements).
 """
 
+#: The ``acceptance`` entry of a count regression (a family without Firefly's bounds or a
+#: global Lipschitz constant).
+COUNT_ACCEPTANCE = """\
+acceptance : str or AcceptanceTest, default="auto"
+""" + textwrap.indent(ACCEPTANCE_AUTO, "    ") + """\
+    Or ``"barker"``, ``"austerity"``, ``"confidence"`` (with control variates only: the
+    log-likelihood has no global Lipschitz constant) or an object from
+    :mod:`skbayes_mh.acceptance`; not ``"firefly"``.
+"""
+
+#: The prior entries of a count regression (Gaussian or Laplace priors).
+COUNT_PRIOR_PARAMETERS = """\
+prior : {"gaussian", "laplace"}, default="gaussian"
+    The family of the weights' and the intercept's priors.
+prior_scale : float or "auto", default=1.0
+    Scale of each weight's prior (Gaussian standard deviation, Laplace scale), per
+    spread of the feature with ``autoscale``.
+""" + textwrap.indent(LEARNED_PRIOR_SCALE, "    ") + AUTOSCALE_PARAMETERS + """\
+intercept_prior_scale : float, default=10.0
+    Scale of the intercept's prior (wide by default).
+"""
+
+#: The prior entries of a classifier (Gaussian priors).
+CLASSIFIER_PRIOR_PARAMETERS = """\
+prior_scale : float or "auto", default=1.0
+    Standard deviation of the Gaussian prior on each weight: ``prior_scale /
+    spread(x_j)`` on weight ``j`` with ``autoscale`` (the feature's sd, or a rare
+    feature's wider reach; see ``autoscale``), ``prior_scale`` itself without.
+""" + textwrap.indent(LEARNED_PRIOR_SCALE, "    ") + AUTOSCALE_PARAMETERS + """\
+intercept_prior_scale : float, default=10.0
+    Standard deviation of the Gaussian prior on the intercept (each class's with several
+    classes; wide by default).
+"""
+
+#: The first ``Attributes`` entries of a single-output regression.
+REGRESSION_ATTRIBUTES = """\
+coef_ : ndarray of shape (n_features,)
+    Posterior mean of the weights.
+intercept_ : float
+    Posterior mean of the intercept (0 without one).
+"""
+
 BLOCKS = {"sampling_parameters": SAMPLING_PARAMETERS, "fitted_attributes": FITTED_ATTRIBUTES,
-          "acceptance_auto": ACCEPTANCE_AUTO,
+          "acceptance_auto": ACCEPTANCE_AUTO, "count_acceptance": COUNT_ACCEPTANCE,
+          "count_prior_parameters": COUNT_PRIOR_PARAMETERS,
+          "regression_attributes": REGRESSION_ATTRIBUTES,
+          "classifier_prior_parameters": CLASSIFIER_PRIOR_PARAMETERS,
           "proposal_parameters": PROPOSAL_PARAMETERS,
           "autoscale_parameters": AUTOSCALE_PARAMETERS,
           "learned_prior_scale": LEARNED_PRIOR_SCALE}

@@ -43,14 +43,7 @@ class MinibatchMHLogisticRegression(ClassifierMixin, PredictiveClassifierMixin,
         ``log Phi`` with curvature 1) or an object from :mod:`skbayes_mh.acceptance`
         (cloned in ``fit``).
     {proposal_parameters}
-    prior_scale : float or "auto", default=1.0
-        Standard deviation of the Gaussian prior on each weight: ``prior_scale /
-        spread(x_j)`` on weight ``j`` with ``autoscale`` (the feature's sd, or a rare
-        feature's wider reach; see ``autoscale``), ``prior_scale`` itself without.
-        {learned_prior_scale}
-    {autoscale_parameters}
-    intercept_prior_scale : float, default=10.0
-        Standard deviation of the intercept's Gaussian prior (wide by default).
+    {classifier_prior_parameters}
     {sampling_parameters}
 
     Attributes

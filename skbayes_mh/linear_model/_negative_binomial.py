@@ -33,30 +33,16 @@ class NegativeBinomialRegression(PoissonDevianceScoreMixin, RegressorMixin,
 
     Parameters
     ----------
-    acceptance : str or AcceptanceTest, default="auto"
-        {acceptance_auto}
-        Or ``"barker"``, ``"austerity"``, ``"confidence"`` (with control variates only: the
-        log-likelihood has no global Lipschitz constant) or an object from
-        :mod:`skbayes_mh.acceptance`; not ``"firefly"``.
+    {count_acceptance}
     {proposal_parameters}
-    prior : {"gaussian", "laplace"}, default="gaussian"
-        The family of the weights' and the intercept's priors.
-    prior_scale : float or "auto", default=1.0
-        Scale of each weight's prior (per spread of the feature, with ``autoscale``).
-        {learned_prior_scale}
-    {autoscale_parameters}
-    intercept_prior_scale : float, default=10.0
-        Scale of the intercept's prior (wide by default).
+    {count_prior_parameters}
     dispersion_prior_scale : float, default=1.0
         Mean of the exponential prior on the dispersion ``alpha``.
     {sampling_parameters}
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_features,)
-        Posterior mean of the weights.
-    intercept_ : float
-        Posterior mean of the intercept (0 without one).
+    {regression_attributes}
     dispersion_ : float
         Posterior mean of the dispersion ``alpha``.
     posterior_ : Posterior

@@ -31,28 +31,14 @@ class MinibatchMHPoissonRegression(PoissonDevianceScoreMixin, RegressorMixin,
 
     Parameters
     ----------
-    acceptance : str or AcceptanceTest, default="auto"
-        {acceptance_auto}
-        Or ``"barker"``, ``"austerity"``, ``"confidence"`` (with control variates only: the
-        log-likelihood has no global Lipschitz constant) or an object from
-        :mod:`skbayes_mh.acceptance`; not ``"firefly"``.
+    {count_acceptance}
     {proposal_parameters}
-    prior : {"gaussian", "laplace"}, default="gaussian"
-        The family of the weights' and the intercept's priors.
-    prior_scale : float or "auto", default=1.0
-        Scale of each weight's prior (Gaussian standard deviation, Laplace scale), per
-        spread of the feature with ``autoscale``.
-        {learned_prior_scale}
-    {autoscale_parameters}
-    intercept_prior_scale : float, default=10.0
-        Scale of the intercept's prior (wide by default).
+    {count_prior_parameters}
     {sampling_parameters}
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_features,)
-        Posterior mean of the weights.
-    intercept_ : float
+    {regression_attributes}
     posterior_ : Posterior
         ``coef`` (n_chains, n_draws, n_features), ``intercept`` (n_chains, n_draws)
         and the per-draw ``lp``, ``acceptance_rate``, ``n_data_read``,

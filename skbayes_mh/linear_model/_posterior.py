@@ -12,6 +12,7 @@ from sklearn.metrics import d2_tweedie_score
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.convergence import diagnose
+from .._docstrings import with_sections
 from .._passes import map_on_cores
 from ..posterior import Posterior, check_quantiles
 from ..sampling import chain_seeds
@@ -325,73 +326,59 @@ class FittedPosterior:
         return index
 
 
+#: The ``Parameters`` section of a prediction from the rows alone.
+_ROWS_TO_PREDICT = """\
+Parameters
+----------
+X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    The rows to predict.
+"""
+#: The sections of a classifier's per-row class probabilities (and their logs).
+_CLASS_COLUMNS = _ROWS_TO_PREDICT + """
+Returns
+-------
+ndarray of shape (n_samples, n_classes)
+    Columns in ``classes_`` order.
+"""
+
+
 class PredictiveClassifierMixin:
     """``predict_proba`` (and its log, its draws) and ``predict`` for a classifier, from its
     family's ``class_probabilities``."""
 
+    @with_sections(_CLASS_COLUMNS)
     def predict_proba(self, X):
         """Posterior-predictive probabilities: the mean over the stored draws of each
         draw's class probabilities (deterministic), within ``predict_tol`` (every draw with
-        ``predict_tol=None``).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The rows to predict.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-            Columns in ``classes_`` order.
-        """
+        ``predict_tol=None``)."""
         return self._predictive_mean(X, self._probabilities)
 
+    @with_sections(_CLASS_COLUMNS)
     def predict_log_proba(self, X):
-        """Log of :meth:`predict_proba` (``-inf`` where a probability is 0).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The rows to predict.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-            Columns in ``classes_`` order.
-        """
+        """Log of :meth:`predict_proba` (``-inf`` where a probability is 0)."""
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
+    @with_sections(_ROWS_TO_PREDICT + """
+Returns
+-------
+ndarray of shape (n_samples,)
+    Labels from ``classes_``.
+""")
     def predict(self, X):
-        """The class with the largest posterior-predictive probability.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The rows to predict.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            Labels from ``classes_``.
-        """
+        """The class with the largest posterior-predictive probability."""
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
 
+    @with_sections(_ROWS_TO_PREDICT + """
+Returns
+-------
+ndarray of shape (n_chains, n_draws, n_samples, n_classes)
+    Columns in ``classes_`` order.
+""")
     def predict_proba_draws(self, X):
         """Each stored draw's class probabilities (their mean over draws is
-        :meth:`predict_proba`).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The rows to predict.
-
-        Returns
-        -------
-        ndarray of shape (n_chains, n_draws, n_samples, n_classes)
-            Columns in ``classes_`` order.
-        """
+        :meth:`predict_proba`)."""
         _, eta = self._eta_draws(X)
         return self._per_draw(self._probabilities(eta))
 

@@ -61,9 +61,7 @@ class RobustTRegression(RegressorMixin, PredictiveRegressorMixin, LinearMHEstima
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_features,)
-        Posterior mean of the weights.
-    intercept_ : float
+    {regression_attributes}
     scale_ : float
         Posterior mean of the noise scale (``scale`` when fixed).
     posterior_ : Posterior

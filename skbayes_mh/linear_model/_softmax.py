@@ -45,13 +45,7 @@ class FireflySoftmaxClassifier(ClassifierMixin, PredictiveClassifierMixin,
         Or ``"firefly"`` (or a :class:`~skbayes_mh.acceptance.Firefly` object: bound,
         brightness resampling, softmax bound), ``"barker"``, ``"austerity"``, ...
     {proposal_parameters}
-    prior_scale : float or "auto", default=1.0
-        Standard deviation of the Gaussian prior on each weight (per spread of the feature
-        with ``autoscale``).
-        {learned_prior_scale}
-    {autoscale_parameters}
-    intercept_prior_scale : float, default=10.0
-        Standard deviation of each class's intercept's Gaussian prior (wide by default).
+    {classifier_prior_parameters}
     {sampling_parameters}
 
     Attributes

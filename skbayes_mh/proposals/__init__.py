@@ -10,7 +10,8 @@ name               class                 move
 ``"slice"``        :class:`Slice`        slice sampling (exact tests and Firefly only)
 =================  ====================  ==================================================
 """
-from .._validation import resolve_option
+from .._docstrings import with_sections
+from .._validation import resolve_option, resolve_sections
 from ._base import Proposal
 from .hmc import HMC
 from .mala import MALA
@@ -22,29 +23,11 @@ from .slice import Slice
 PROPOSALS = {cls.name: cls for cls in (RandomWalk, MALA, PCN, HMC, Slice)}
 
 
+@with_sections(resolve_sections("proposal", "Proposal", "PROPOSALS", "proposal",
+                                '``"auto"`` is resolved by the caller, not here.'))
 def resolve_proposal(proposal):
     """Turn ``proposal`` (a registry name or a :class:`Proposal`) into a validated fresh
-    object; an object is cloned, never modified.
-
-    Parameters
-    ----------
-    proposal : str or Proposal
-        A name of :data:`PROPOSALS` or a proposal object. ``"auto"`` is resolved by the
-        caller, not here.
-
-    Returns
-    -------
-    Proposal
-        A validated object: a new one with default parameters for a name, a clone for
-        an object.
-
-    Raises
-    ------
-    ValueError
-        Unknown name or invalid parameters.
-    TypeError
-        Neither a string nor a :class:`Proposal`.
-    """
+    object; an object is cloned, never modified."""
     return resolve_option(proposal, PROPOSALS, Proposal, "proposal", extra=("auto",))
 
 
