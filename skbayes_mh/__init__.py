@@ -2,13 +2,13 @@
 Metropolis-Hastings acceptance tests and Firefly Monte Carlo."""
 from . import acceptance, proposals
 from .consensus import ConsensusMonteCarlo
-from .linear_model import (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
-                           MinibatchMHPoissonRegression, NegativeBinomialRegression,
-                           RobustTRegression)
+from .linear_model import (FireflySoftmaxClassifier, GammaRegression,
+                           MinibatchMHLogisticRegression, MinibatchMHPoissonRegression,
+                           NegativeBinomialRegression, RobustTRegression)
 from .sampling import SampleResult, acceptance_probability, sample
 
 __version__ = "0.1.0"
 
-__all__ = ["ConsensusMonteCarlo", "FireflySoftmaxClassifier", "MinibatchMHLogisticRegression",
-           "MinibatchMHPoissonRegression", "NegativeBinomialRegression", "RobustTRegression",
-           "SampleResult", "acceptance", "acceptance_probability", "proposals", "sample"]
+__all__ = ["ConsensusMonteCarlo", "FireflySoftmaxClassifier", "GammaRegression",
+           "MinibatchMHLogisticRegression", "MinibatchMHPoissonRegression",
+           "NegativeBinomialRegression", "RobustTRegression", "SampleResult", "acceptance", "acceptance_probability", "proposals", "sample"]

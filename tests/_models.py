@@ -227,8 +227,8 @@ DRAWS_DIFFER_BECAUSE = {
         "differentiable at 0) finds within its tolerance, along another path for weighted "
         "and repeated rows"),
     "count_start": (
-        "a count model's MAP search starts at the log of the mean count, which it takes "
-        "without the weights, and stops within its tolerance at another point"),
+        "a count or Gamma model's MAP search starts at the log of the mean outcome, which "
+        "it takes without the weights, and stops within its tolerance at another point"),
 }
 #: ... and those whose data a linear model fits exactly, where Student-t regression's noise
 #: scale, when sampled (``scale=None``), has an improper posterior and fit refuses.
@@ -242,16 +242,19 @@ TOO_FEW_ROWS = ("its 27 rows (15 weighted) are fewer than the 31 coefficients, s
 
 
 def target_kind(estimator_class):
-    """What ``y`` an estimator class fits, from its scikit-learn tags: ``"classification"``,
-    ``"counts"`` (a regressor of non-negative targets) or ``"regression"``; so that a test
-    can run over every registered estimator (``skbayes_mh.linear_model.ESTIMATORS``)."""
+    """What ``y`` an estimator class fits, from its scikit-learn tags and its family:
+    ``"classification"``, ``"counts"`` (non-negative counts), ``"positive"`` (positive real
+    values) or ``"regression"``; so that a test can run over every registered estimator
+    (``skbayes_mh.linear_model.ESTIMATORS``)."""
     from sklearn.base import is_classifier
     from sklearn.utils import get_tags
 
     estimator = estimator_class()
     if is_classifier(estimator):
         return "classification"
-    return "counts" if get_tags(estimator).target_tags.positive_only else "regression"
+    if not get_tags(estimator).target_tags.positive_only:
+        return "regression"
+    return "counts" if estimator._family().outcome == "counts" else "positive"
 
 
 def long_metropolis_fit(estimator_class, X, y):

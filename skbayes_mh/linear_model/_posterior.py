@@ -389,18 +389,22 @@ class PoissonDevianceScoreMixin:
     (its mixin's :math:`R^2` would make ``cross_val_score`` and ``GridSearchCV`` rank the
     two on different scales). Put it before ``RegressorMixin`` among the bases."""
 
+    #: The Tweedie power of the deviance: 1, Poisson's.
+    _deviance_power = 1
+
     def score(self, X, y, sample_weight=None):
-        """:math:`D^2`: one minus the ratio of the Poisson deviance of ``predict(X)`` to that
-        of the (weighted) mean count, 1 at best and 0 for the mean (``sklearn.metrics.
-        d2_tweedie_score`` with ``power=1``; the Poisson deviance scores any prediction of
-        a count's mean, so the negative binomial's too).
+        """:math:`D^2`: one minus the ratio of the deviance of ``predict(X)`` to that of the
+        (weighted) mean outcome, 1 at best and 0 for the mean (``sklearn.metrics.
+        d2_tweedie_score``): the Poisson deviance (``power=1``) for counts, which scores any
+        prediction of a count's mean, so the negative binomial's too; the Gamma deviance
+        (``power=2``) for positive values.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The rows.
         y : array-like of shape (n_samples,)
-            Their counts, non-negative.
+            Their outcomes: counts, non-negative, or positive values.
         sample_weight : array-like of shape (n_samples,), default=None
             Weights of the rows.
 
@@ -408,7 +412,16 @@ class PoissonDevianceScoreMixin:
         -------
         score : float
         """
-        return d2_tweedie_score(y, self.predict(X), sample_weight=sample_weight, power=1)
+        return d2_tweedie_score(y, self.predict(X), sample_weight=sample_weight,
+                                power=self._deviance_power)
+
+
+class GammaDevianceScoreMixin(PoissonDevianceScoreMixin):
+    """``score`` for a regressor of positive values: :math:`D^2` of the Gamma deviance, as
+    scikit-learn's ``GammaRegressor`` scores. Put it before ``RegressorMixin``."""
+
+    #: The Tweedie power of the deviance: 2, the Gamma's.
+    _deviance_power = 2
 
 
 class PredictiveRegressorMixin:

@@ -9,6 +9,7 @@ every file here is imported by name below (so that editors and type checkers see
 :func:`skbayes_mh.sample`, are wrapped in :mod:`skbayes_mh.sampling` instead."""
 from .._data import LinearData
 from ._base import FAMILIES, LinearModel
+from .gamma import GammaModel
 from .logistic import LogisticModel
 from .negative_binomial import NegativeBinomialModel
 from .poisson import PoissonModel
@@ -16,6 +17,6 @@ from .probit import ProbitModel
 from .softmax import CentredSoftmaxModel, SoftmaxModel
 from .student_t import StudentTModel
 
-__all__ = ["FAMILIES", "CentredSoftmaxModel", "LinearData", "LinearModel", "LogisticModel",
-           "NegativeBinomialModel", "PoissonModel", "ProbitModel", "SoftmaxModel",
-           "StudentTModel"]
+__all__ = ["FAMILIES", "CentredSoftmaxModel", "GammaModel", "LinearData", "LinearModel",
+           "LogisticModel", "NegativeBinomialModel", "PoissonModel", "ProbitModel",
+           "SoftmaxModel", "StudentTModel"]

@@ -15,45 +15,10 @@ from scipy.stats import nbinom
 from .._kernels._jit import jit
 from .._kernels.linear import link_rows_views
 from ._base import LinearModel
+from ._polygamma import (STIRLING_FROM, digamma, digamma_tail, stirling_tail, trigamma,
+                         trigamma_tail)
 from ._quantiles import discrete_mixture_quantiles
 
-#: Below this argument the digamma and trigamma series are first shifted up by recurrence;
-#: at 6 their asymptotic series (to the x^-10 term) are accurate to about 1e-14.
-_SERIES_FROM = 6.0
-
-
-@jit
-def digamma(x):
-    """``psi(x) = d log Gamma(x) / dx`` for ``x > 0``."""
-    shift = 0.0
-    while x < _SERIES_FROM:
-        shift -= 1.0 / x
-        x += 1.0
-    inv = 1.0 / (x * x)
-    series = inv * (1.0 / 12 - inv * (1.0 / 120 - inv * (1.0 / 252 - inv * (1.0 / 240
-                                                                             - inv / 132))))
-    return shift + math.log(x) - 0.5 / x - series
-
-
-@jit
-def trigamma(x):
-    """``psi'(x)`` for ``x > 0``."""
-    shift = 0.0
-    while x < _SERIES_FROM:
-        shift += 1.0 / (x * x)
-        x += 1.0
-    inv = 1.0 / (x * x)
-    series = (1.0 / x + 0.5 * inv
-              + inv / x * (1.0 / 6 - inv * (1.0 / 30 - inv * (1.0 / 42 - inv * (1.0 / 30
-                                                                                 - inv * 5.0 / 66)))))
-    return shift + series
-
-
-#: From this size ``r = 1 / alpha`` on, differences of log-gamma, digamma and trigamma at
-#: ``r + y`` and ``r`` come from differences of their Stirling series (accurate to about
-#: 1e-16 there), so that they stay accurate as ``r`` grows (near-Poisson counts) instead of
-#: cancelling.
-_STIRLING_FROM = 10.0
 #: Beyond this ``r / (y + 1)`` the differences take their limits' leading terms.
 _HUGE_SIZE = 1e15
 #: Outside ``(_TINY_SIZE, _HUGE_SIZE_LIMIT)`` the link is its limit: for ``alpha`` beyond
@@ -64,60 +29,37 @@ _HUGE_SIZE_LIMIT = 1e300
 
 
 @jit
-def _stirling_tail(z):
-    """``lgamma(z) - ((z - 1/2) log z - z + log(2 pi) / 2)`` for ``z >= 10``."""
-    inv = 1.0 / z
-    inv2 = inv * inv
-    return inv * (1.0 / 12 - inv2 * (1.0 / 360 - inv2 * (1.0 / 1260 - inv2 / 1680)))
-
-
-@jit
-def _digamma_tail(z):
-    """``psi(z) - (log z - 1 / (2 z))`` for ``z >= 10``."""
-    inv2 = 1.0 / (z * z)
-    return -inv2 * (1.0 / 12 - inv2 * (1.0 / 120 - inv2 * (1.0 / 252 - inv2 / 240)))
-
-
-@jit
-def _trigamma_tail(z):
-    """``psi'(z) - (1 / z + 1 / (2 z^2))`` for ``z >= 10``."""
-    inv = 1.0 / z
-    inv2 = inv * inv
-    return inv2 * inv * (1.0 / 6 - inv2 * (1.0 / 30 - inv2 * (1.0 / 42 - inv2 / 30)))
-
-
-@jit
 def log_gamma_ratio(y, r):
     """``lgamma(y + r) - lgamma(r) - y log r``."""
-    if r < _STIRLING_FROM:
+    if r < STIRLING_FROM:
         return math.lgamma(y + r) - math.lgamma(r) - y * math.log(r)
     if r > _HUGE_SIZE * (y + 1.0):
         return 0.5 * y * (y - 1.0) / r
     z = r + y
-    return (z - 0.5) * math.log1p(y / r) - y + _stirling_tail(z) - _stirling_tail(r)
+    return (z - 0.5) * math.log1p(y / r) - y + stirling_tail(z) - stirling_tail(r)
 
 
 @jit
 def size_digamma_difference(y, r):
     """``r (psi(y + r) - psi(r))``."""
-    if r < _STIRLING_FROM:
+    if r < STIRLING_FROM:
         return r * (digamma(y + r) - digamma(r))
     if r > _HUGE_SIZE * (y + 1.0):
         return y - 0.5 * y * (y - 1.0) / r
     z = r + y
-    return r * math.log1p(y / r) + 0.5 * y / z + r * (_digamma_tail(z) - _digamma_tail(r))
+    return r * math.log1p(y / r) + 0.5 * y / z + r * (digamma_tail(z) - digamma_tail(r))
 
 
 @jit
 def size_trigamma_difference(y, r):
     """``r^2 (psi'(y + r) - psi'(r))``."""
-    if r < _STIRLING_FROM:
+    if r < STIRLING_FROM:
         return r * r * (trigamma(y + r) - trigamma(r))
     if r > _HUGE_SIZE * (y + 1.0):
         return -y
     z = r + y
     return (-y * r / z - 0.5 * y * (z + r) / (z * z)
-            + r * r * (_trigamma_tail(z) - _trigamma_tail(r)))
+            + r * r * (trigamma_tail(z) - trigamma_tail(r)))
 
 
 @jit

@@ -40,7 +40,8 @@ def fitted():
         covered = (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
                    MinibatchMHPoissonRegression, RobustTRegression)
         targets = {"classification": (X, binary), "regression": (X_reg, y_reg),
-                   "counts": (X_reg, np.round(np.abs(y_reg) / 50))}
+                   "counts": (X_reg, np.round(np.abs(y_reg) / 50)),
+                   "positive": (X_reg, np.exp(y_reg / np.abs(y_reg).max()))}
         for cls in ESTIMATORS.values():
             if cls not in covered:
                 X_fit, y_fit = targets[target_kind(cls)]

@@ -60,6 +60,8 @@ def make_data(estimator_class, n_rows, seed=0):
         y = np.digitize(eta + rng.logistic(size=n_rows), [-0.5, 0.5] if multiclass else [0.0])
     elif kind == "counts":
         y = rng.poisson(np.exp(0.5 + 0.5 * eta) * rng.gamma(2.0, 0.5, size=n_rows))
+    elif kind == "positive":
+        y = rng.gamma(4.0, np.exp(0.5 + 0.5 * eta) / 4.0)
     else:
         y = eta + 0.5 * rng.standard_t(4, size=n_rows)
     return X, y

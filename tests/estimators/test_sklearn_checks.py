@@ -65,7 +65,7 @@ def expected_failures(estimator):
         causes.append("rows_span")
     if prior == "laplace":
         causes.append("laplace_map")
-    if target_kind(type(estimator)) == "counts":
+    if target_kind(type(estimator)) in ("counts", "positive"):
         causes.append("count_start")
     if not causes:
         return {}

@@ -45,6 +45,8 @@ def make_data(kind, binary=False):
             y = np.minimum(y, 1)
     elif kind == "counts":
         y = rng.poisson(np.exp(0.5 + 0.5 * eta))
+    elif kind == "positive":
+        y = rng.gamma(4.0, np.exp(0.5 + 0.5 * eta) / 4.0)
     else:
         y = eta + 0.5 * rng.standard_t(4, N_ROWS)
     return X, y

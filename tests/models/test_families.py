@@ -19,7 +19,7 @@ EXAMPLES = {"SoftmaxModel": [dict(n_outputs=3)],
             "StudentTModel": [dict(nu=4.0), dict(nu=4.0, scale=2.0)]}
 #: Outcomes each kind of family reads.
 OUTCOMES = {"classes": None, "counts": (0.0, 1.0, 5.0, 1000.0),
-            "real": (-1e3, 0.0, 2.5, 1e3)}
+            "real": (-1e3, 0.0, 2.5, 1e3), "positive": (1e-3, 1.0, 5.0, 1000.0)}
 EXTREMES = (-800.0, -300.0, -40.0, 0.0, 3.0, 40.0, 300.0, 800.0)
 
 

@@ -29,6 +29,8 @@ def _family_data(family, sparse, n_rows=80, n_features=5, seed=0):
         y = rng.integers(0, max(family.n_blocks, 2), size=n_rows).astype(float)
     elif family.outcome == "counts":
         y = rng.poisson(2.0, size=n_rows).astype(float)
+    elif family.outcome == "positive":
+        y = rng.gamma(2.0, 1.0, size=n_rows)
     else:
         y = X @ rng.normal(size=n_features) + rng.standard_t(4, size=n_rows)
     X = kernel_csr(sp.csr_array(X)) if sparse else read_only(X)
