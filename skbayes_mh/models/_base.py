@@ -103,6 +103,18 @@ def _hessian_products(model, theta, vectors, part, begin, end):
 FAMILIES = {}
 
 
+class LogLinkMean:
+    """The mean of a family with the log link, for the predictions: ``exp(eta)``, which is
+    its own third derivative (the second-order predictive mean's bound)."""
+
+    def mean(self, eta, variables):
+        return np.exp(eta[..., 0])
+
+    def third_derivative_bound(self, low, high):
+        """The mean ``exp(eta)`` is its own third derivative, largest at ``high``."""
+        return np.exp(high)
+
+
 class LinearModel(FireflyBounds):
     """A likelihood family whose row log-likelihood depends on theta only through
     ``u = [W x_i + b, extra]`` (see ``_kernels/specs.py``).

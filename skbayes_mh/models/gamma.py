@@ -13,7 +13,7 @@ from scipy.stats import gamma
 
 from .._kernels._jit import jit
 from .._kernels.linear import link_rows_views
-from ._base import LinearModel
+from ._base import LinearModel, LogLinkMean
 from ._polygamma import STIRLING_FROM, digamma, digamma_tail, stirling_tail, trigamma, trigamma_tail
 
 #: ``log(2 pi) / 2``.
@@ -97,7 +97,7 @@ QUANTILE_ITERATIONS = 60
 QUANTILE_TOLERANCE = 1e-7
 
 
-class GammaModel(LinearModel):
+class GammaModel(LogLinkMean, LinearModel):
     """Positive real outcomes with a log link and a sampled dispersion (one extra
     parameter, its log)."""
 
@@ -143,13 +143,6 @@ class GammaModel(LinearModel):
     def simulate(self, eta, variables, rng):
         k, scale = self._shape_and_scale(eta, variables)
         return rng.gamma(np.broadcast_to(k, scale.shape), scale)
-
-    def mean(self, eta, variables):
-        return np.exp(eta[..., 0])
-
-    def third_derivative_bound(self, low, high):
-        """The mean ``exp(eta)`` is its own third derivative, largest at ``high``."""
-        return np.exp(high)
 
     def noise_variance(self, eta, variables):
         """``phi mu^2``."""

@@ -14,7 +14,7 @@ from scipy.stats import nbinom
 
 from .._kernels._jit import jit
 from .._kernels.linear import link_rows_views
-from ._base import LinearModel
+from ._base import LinearModel, LogLinkMean
 from ._polygamma import (STIRLING_FROM, digamma, digamma_tail, stirling_tail, trigamma,
                          trigamma_tail)
 from ._quantiles import discrete_mixture_quantiles
@@ -122,7 +122,7 @@ def negative_binomial_link_rows(U, y, start, count, params, order, values, slope
         values[r] = negative_binomial_link(U[r], y[start + r], params, order, slopes[r], hessian)
 
 
-class NegativeBinomialModel(LinearModel):
+class NegativeBinomialModel(LogLinkMean, LinearModel):
     """Negative-binomial counts with a log link and a sampled dispersion (one extra
     parameter, its log)."""
 
@@ -166,13 +166,6 @@ class NegativeBinomialModel(LinearModel):
         r, log_mu = self._size_and_log_mean(eta, variables)
         r = np.broadcast_to(r, log_mu.shape)
         return rng.negative_binomial(r, r / (r + np.exp(log_mu))).astype(np.float64)
-
-    def mean(self, eta, variables):
-        return np.exp(eta[..., 0])
-
-    def third_derivative_bound(self, low, high):
-        """The mean ``exp(eta)`` is its own third derivative, largest at ``high``."""
-        return np.exp(high)
 
     def noise_variance(self, eta, variables):
         """``mu + alpha mu^2``."""

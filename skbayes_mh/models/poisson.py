@@ -11,7 +11,7 @@ from scipy.special import gammaln, pdtr
 
 from .._kernels._jit import jit
 from .._kernels.linear import link_rows_views
-from ._base import LinearModel
+from ._base import LinearModel, LogLinkMean
 from ._quantiles import discrete_mixture_quantiles
 
 
@@ -38,7 +38,7 @@ def poisson_link_rows(U, y, start, count, params, order, values, slopes, curvatu
         values[r] = poisson_link(U[r], y[start + r], params, order, slopes[r], hessian)
 
 
-class PoissonModel(LinearModel):
+class PoissonModel(LogLinkMean, LinearModel):
     """Poisson counts with a log link."""
 
     name = "Poisson"
@@ -65,13 +65,6 @@ class PoissonModel(LinearModel):
 
     def mixture_quantiles(self, eta, variables, quantiles):
         return poisson_mixture_quantiles(np.exp(eta[..., 0]), quantiles)
-
-    def mean(self, eta, variables):
-        return np.exp(eta[..., 0])
-
-    def third_derivative_bound(self, low, high):
-        """The mean ``exp(eta)`` is its own third derivative, largest at ``high``."""
-        return np.exp(high)
 
     def noise_variance(self, eta, variables):
         """The rate."""
