@@ -218,6 +218,24 @@ intercept_prior_scale : float, default=10.0
     Scale of the intercept's prior (wide by default).
 """
 
+#: The ``Parameters`` entries of a regression with a sampled dispersion (negative binomial,
+#: Gamma), after the weights' priors.
+DISPERSION_PARAMETERS = """\
+dispersion_prior_scale : float, default=1.0
+    Mean of the exponential prior on the dispersion.
+"""
+
+#: ... and its ``Attributes`` entries, after :data:`REGRESSION_ATTRIBUTES`.
+DISPERSION_ATTRIBUTES = """\
+dispersion_ : float
+    Posterior mean of the dispersion.
+posterior_ : Posterior
+    ``coef`` (n_chains, n_draws, n_features), ``intercept`` and ``dispersion``
+    (n_chains, n_draws), and the per-draw ``lp``, ``acceptance_rate``,
+    ``n_data_read``, ``rows_per_iteration``, ``seconds``
+    (:class:`~skbayes_mh.posterior.Posterior`).
+"""
+
 #: The prior entries of a classifier (Gaussian priors).
 CLASSIFIER_PRIOR_PARAMETERS = """\
 prior_scale : float or "auto", default=1.0
@@ -243,6 +261,12 @@ BLOCKS = {"sampling_parameters": SAMPLING_PARAMETERS, "fitted_attributes": FITTE
           "count_prior_parameters": COUNT_PRIOR_PARAMETERS,
           "regression_attributes": REGRESSION_ATTRIBUTES,
           "classifier_prior_parameters": CLASSIFIER_PRIOR_PARAMETERS,
+          # A regression with a sampled dispersion: its whole Parameters and Attributes.
+          "dispersion_regression_sections": (
+              "Parameters\n----------\n" + COUNT_ACCEPTANCE + PROPOSAL_PARAMETERS
+              + COUNT_PRIOR_PARAMETERS + DISPERSION_PARAMETERS + SAMPLING_PARAMETERS
+              + "\nAttributes\n----------\n" + REGRESSION_ATTRIBUTES + DISPERSION_ATTRIBUTES
+              + FITTED_ATTRIBUTES),
           "proposal_parameters": PROPOSAL_PARAMETERS,
           "autoscale_parameters": AUTOSCALE_PARAMETERS,
           "learned_prior_scale": LEARNED_PRIOR_SCALE}

@@ -1,22 +1,17 @@
 """Bayesian negative-binomial regression for over-dispersed counts (log link), sampled with
 pluggable acceptance tests."""
-import numbers
-
 from sklearn.base import RegressorMixin
-from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..models._prior import GAUSSIAN, LAPLACE, LOG_SCALE
+from ..models._prior import LOG_SCALE
 from ..models.negative_binomial import NegativeBinomialModel
+from ._dispersion import PRIORS, _DispersionRegression
 from ._docs import shared_docstring
-from ._base import LinearMHEstimator
 from ._posterior import PoissonDevianceScoreMixin, PredictiveRegressorMixin
-
-_PRIORS = {"gaussian": GAUSSIAN, "laplace": LAPLACE}
 
 
 @shared_docstring
 class NegativeBinomialRegression(PoissonDevianceScoreMixin, RegressorMixin,
-                                 PredictiveRegressorMixin, LinearMHEstimator):
+                                 PredictiveRegressorMixin, _DispersionRegression):
     """Bayesian negative-binomial regression with a log link, for counts more spread out than
     Poisson's: ``y ~ NB(mean mu = exp(x @ w + b), dispersion alpha)``, ``Var y = mu + alpha
     mu^2`` (Poisson as ``alpha -> 0``), with posterior samples of ``w``, ``b`` and ``alpha``
@@ -31,26 +26,7 @@ class NegativeBinomialRegression(PoissonDevianceScoreMixin, RegressorMixin,
     log-likelihood has no global quadratic lower bound in the linear predictor), so
     ``acceptance="firefly"`` is refused with an error.
 
-    Parameters
-    ----------
-    {count_acceptance}
-    {proposal_parameters}
-    {count_prior_parameters}
-    dispersion_prior_scale : float, default=1.0
-        Mean of the exponential prior on the dispersion ``alpha``.
-    {sampling_parameters}
-
-    Attributes
-    ----------
-    {regression_attributes}
-    dispersion_ : float
-        Posterior mean of the dispersion ``alpha``.
-    posterior_ : Posterior
-        ``coef`` (n_chains, n_draws, n_features), ``intercept`` and ``dispersion``
-        (n_chains, n_draws), and the per-draw ``lp``, ``acceptance_rate``,
-        ``n_data_read``, ``rows_per_iteration``, ``seconds``
-        (:class:`~skbayes_mh.posterior.Posterior`).
-    {fitted_attributes}
+    {dispersion_regression_sections}
 
     See Also
     --------
@@ -70,32 +46,12 @@ class NegativeBinomialRegression(PoissonDevianceScoreMixin, RegressorMixin,
     (array([ 0.3, -0.2]), 0.5)
     """
 
-    _firefly_proposal = None  # the family has no Firefly bounds
     _fit_doc = dict(what="the weights and the dispersion", y="counts ``y``",
                     y_description="Non-negative counts.")
 
-    _parameter_constraints = {
-        **LinearMHEstimator._parameter_constraints,
-        "prior": [StrOptions(set(_PRIORS))],
-        "dispersion_prior_scale": [Interval(numbers.Real, 0, None, closed="neither")],
-    }
-
-    def __init__(self, *, acceptance="auto", proposal="auto", step_size="auto",
-                 prior="gaussian", prior_scale=1.0, autoscale=True, fit_intercept=True,
-                 intercept_prior_scale=10.0, dispersion_prior_scale=1.0, temperature=1.0,
-                 n_draws="auto", max_time=None, n_warmup="auto", thin="auto", n_chains=4,
-                 n_jobs=None, random_state=None, verbose=0, warm_start=False,
-                 predict_tol=1e-4):
-        self._store_parameters(locals())
-
     def _problem(self, X, y, weights, summary, acceptance):
-        return self._count_problem(X, y, weights, summary, _PRIORS[self.prior] | LOG_SCALE,
+        return self._count_problem(X, y, weights, summary, PRIORS[self.prior] | LOG_SCALE,
                                    extra_scales=[self.dispersion_prior_scale])
 
     def _family(self, acceptance=None):
         return NegativeBinomialModel()
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.positive_only = True
-        return tags
