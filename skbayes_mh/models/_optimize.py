@@ -331,7 +331,14 @@ def _best_split(top, top_vectors, bottom, bottom_vectors, rank):
 
 
 class _Cache:
-    """Evaluate ``objective(theta, order)`` once per point for scipy's separate calls."""
+    """Evaluate ``objective(theta, order)`` once per point for scipy's separate calls.
+
+    After the first point, a point where the log-likelihood is not finite (the objective
+    raises ``ValueError``) or its derivatives are not has the value ``+inf``: a trial step
+    there is rejected and shortened, as a step that increases the value is. A Gamma
+    model's trust region stepped its log dispersion to -2 x 10^6 on 16 weighted rows
+    (scikit-learn's ``check_sample_weights_not_overwritten``, under a learned scale), where
+    the shape ``1 / dispersion`` overflows, and the fit failed."""
 
     def __init__(self, objective, order):
         self.objective = objective
@@ -342,9 +349,20 @@ class _Cache:
 
     def __call__(self, theta):
         if self.theta is None or not np.array_equal(theta, self.theta):
+            first = self.theta is None
             self.theta = np.array(theta)
-            self.result = self.objective(self.theta, self.order)
             self.n_passes += 1
+            try:
+                self.result = self.objective(self.theta, self.order)
+                finite = all(part is None or np.all(np.isfinite(part))
+                             for part in self.result)
+            except ValueError:
+                if first:  # no finite start: the caller's error stands
+                    raise
+                finite = False
+            if not finite and not first:
+                self.result = (np.inf, np.zeros(self.theta.size),
+                               None if self.order < 2 else np.eye(self.theta.size))
         return self.result
 
     def value(self, theta):
@@ -456,7 +474,11 @@ def newton_map(objective, theta0, max_iter=NEWTON_MAX_ITER):
             break
         step = scales * np.linalg.solve(factor.T, np.linalg.solve(factor, scales * gradient))
         decrement = float(gradient @ step)
-        predicted = decrement**2 / previous**2 * decrement  # C lambda^4, C = lambda^2 / prev^4
+        if not np.isfinite(decrement):  # a degenerate point (a Gamma fit's dispersion near 0)
+            break
+        # C lambda^4, C = lambda^2 / prev^4 (in NumPy's floats: an overflow is inf)
+        with np.errstate(over="ignore"):
+            predicted = np.float64(decrement) ** 2 / np.float64(previous) ** 2 * decrement
         if decrement < NEWTON_DECREMENT or (decrement < 1.0 and predicted < NEWTON_DECREMENT):
             return theta - step, theta, value, gradient, hessian, n_passes, True
         previous = decrement
