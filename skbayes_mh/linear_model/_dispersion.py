@@ -24,7 +24,7 @@ class _DispersionRegression(LinearMHEstimator):
     }
 
     def __init__(self, *, acceptance="auto", proposal="auto", step_size="auto",
-                 prior="gaussian", prior_scale=1.0, autoscale=True, fit_intercept=True,
+                 prior="gaussian", prior_scale="auto", autoscale=True, fit_intercept=True,
                  intercept_prior_scale=10.0, dispersion_prior_scale=1.0, temperature=1.0,
                  n_draws="auto", max_time=None, n_warmup="auto", thin="auto", n_chains=4,
                  n_jobs=None, random_state=None, verbose=0, warm_start=False,

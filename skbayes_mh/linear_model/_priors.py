@@ -54,13 +54,11 @@ def estimator_prior(estimator, kind, data, summary, n_outputs, prior_scale, inte
     larger (see there).
     """
     width = data.block
-    learned = is_auto(prior_scale)
-    if learned:
-        if kind & 3 != GAUSSIAN:
-            raise ValueError(f"{type(estimator).__name__}: prior_scale='auto' (a scale the data "
-                             f"choose) needs Gaussian priors on the weights; use "
-                             f"prior='gaussian', or a number.")
-        prior_scale = 1.0  # the data's choice multiplies it (_core.fit)
+    learned = is_auto(prior_scale) and kind & 3 == GAUSSIAN
+    if is_auto(prior_scale):
+        # Gaussian: the data's choice multiplies it (_core.fit); Laplace: no evidence to
+        # maximise here, the scale stays 1 (LEARNED_PRIOR_SCALE says so).
+        prior_scale = 1.0
     scales = np.full((n_outputs, width), float(prior_scale))
     means = None
     if estimator.autoscale:

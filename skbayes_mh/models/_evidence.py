@@ -53,8 +53,13 @@ def evidence_scale(model, data, prior, inv_temperature=1.0):
     log_scale, theta, n_passes = 0.0, None, 0.0
     for _ in range(MAX_ITERATIONS):
         tau = np.exp(log_scale)
-        theta, covariance, passes, _ = model.laplace(
-            data, prior.with_weight_scale(tau), inv_temperature, full, theta0=theta)
+        try:
+            theta, covariance, passes, _ = model.laplace(
+                data, prior.with_weight_scale(tau), inv_temperature, full, theta0=theta)
+        except ValueError as error:
+            raise ValueError(
+                f"prior_scale='auto' could not choose the weights' scale: the MAP search at "
+                f"scale {tau:.3g} failed ({error}) Give prior_scale a number.") from error
         n_passes += passes
         variances = np.diag(covariance) if np.ndim(covariance) == 2 else covariance
         z = theta[weights] / unit

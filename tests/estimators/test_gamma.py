@@ -3,11 +3,13 @@ differences, agreement with a long exact chain of an independently written model
 statsmodels' maximum-likelihood fit, predictions, and its refusals (the simulation-based
 calibration of its default fit is in ``tests/sampling/test_default_calibration.py``)."""
 import math
+import warnings
 
 import numba
 import numpy as np
 import pytest
 from scipy import stats
+from sklearn.exceptions import ConvergenceWarning
 
 from skbayes_mh import GammaRegression
 from skbayes_mh.models import GammaModel
@@ -107,7 +109,9 @@ def test_default_fit_agrees_with_a_long_exact_chain_of_an_independent_model(
     """Means within Monte Carlo error of both sides, sds within the error of an sd
     estimate (``assert_agrees_with_long_reference``)."""
     X, y, reference = long_exact_chain_of_independent_model
-    reg = GammaRegression(autoscale=False, n_draws=4000, n_chains=2, random_state=2).fit(X, y)
+    # The reference's fixed prior (the default learns the weights' scale from the data)
+    reg = GammaRegression(prior_scale=1.0, autoscale=False, n_draws=4000, n_chains=2,
+                          random_state=2).fit(X, y)
     draws = np.column_stack([reg.posterior_.get("coef", flat=True),
                              reg.posterior_.get("intercept", flat=True),
                              np.log(reg.posterior_.get("dispersion", flat=True))])
@@ -168,3 +172,25 @@ def test_firefly_and_outcomes_that_are_not_positive_are_refused():
     y[7] = -1.0
     with pytest.raises(ValueError, match="positive outcomes"):
         GammaRegression(**FAST).fit(X, y)
+
+
+def test_more_weights_than_rows_predict_within_the_data_s_range():
+    """The default ``prior_scale="auto"`` on 75 rows x 2,000 features. Weights that fit every
+    ``log y`` exactly make the dispersion's posterior a funnel toward 0 with no mode: the
+    MAP searches' trust region stepped to a log dispersion where the shape overflows, and
+    the fit failed with a non-finite log-likelihood; with the scale 1 the weights the rows
+    do not inform kept their prior's spread and predicted means of 10^89. Now the fit
+    ends, warns where its chains do not converge, and predicts new rows' means within the
+    data's range (test D^2 -0.25, as ``GammaRegressor``'s -0.27)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 2000))
+    y = rng.gamma(2.0, np.exp(X[:, :10] @ np.full(10, 0.3) + 0.5) / 2.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fitted = GammaRegression(random_state=0).fit(X[:75], y[:75])
+    assert fitted.prior_scale_ < 0.2
+    assert (float(np.max(fitted.diagnostics_.sampled["r_hat"])) <= 1.01
+            or any(issubclass(w.category, ConvergenceWarning) for w in caught))
+    predicted = fitted.predict(X[75:])
+    assert np.all(np.isfinite(predicted)) and np.all(predicted > 0)
+    assert predicted.max() < 3 * y[:75].max()

@@ -2,14 +2,18 @@
 the chains sample the model reduced to the rows' span and each kept draw's complement is
 drawn from the prior. The reduction must be exact: the same likelihood and prior at every
 point, and the same posterior as the full-dimensional sampler within Monte Carlo error."""
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.base import is_classifier
+from sklearn.exceptions import ConvergenceWarning
 
 import skbayes_mh._core.fit as core_fit
 from skbayes_mh import (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
-                        NegativeBinomialRegression, RobustTRegression)
+                        MinibatchMHPoissonRegression, NegativeBinomialRegression,
+                        RobustTRegression)
 from skbayes_mh._core.span import row_span
 from skbayes_mh.acceptance import resolve_acceptance
 
@@ -227,13 +231,55 @@ def test_the_learned_prior_scale_maximises_the_laplace_evidence(n_rows, n_featur
     np.testing.assert_allclose(fitted.prior_scale_, scale, rtol=1e-12)
 
 
+
+def short_wide_counts(n_rows=100, n_features=2000, seed=0):
+    """Counts from 10 of ``n_features`` standard normal features (weights 0.3, intercept
+    0.5), with three quarters of the rows for training: ``X, y, X_test, y_test``."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_rows, n_features))
+    y = rng.poisson(np.exp(X[:, :10] @ np.full(10, 0.3) + 0.5))
+    cut = 3 * n_rows // 4
+    return X[:cut], y[:cut], X[cut:], y[cut:]
+
+
+@pytest.mark.parametrize("make", [MinibatchMHPoissonRegression, NegativeBinomialRegression])
+def test_log_link_defaults_learn_the_prior_scale_and_predict_short_wide_counts(make):
+    """The log-link regressions' default ``prior_scale="auto"``: with 75 rows and 2,000
+    features the weights the rows do not inform keep their prior's spread, and under a
+    scale of 1 the predictive mean ``exp(x . w + b)`` of a new row reached 10^86 (test D^2
+    about -10^85, chains unconverged after 10 to 100 s). The learned scale (about 0.02)
+    gives a converged fit whose predicted means stay near the counts' level (75 rows say
+    little of 10 weak weights among 2,000: its test D^2 is near a constant prediction's)."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y, X_test, _ = short_wide_counts()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        fitted = make_pipeline(StandardScaler(), make(random_state=0)).fit(X, y)
+    model = fitted[-1]
+    assert model.span_rank_ is not None and model.prior_scale_ < 0.2
+    predicted = fitted.predict(X_test)
+    assert np.all(np.isfinite(predicted)) and predicted.max() < 3 * y.max()
+    assert 0.5 < predicted.mean() / y.mean() < 2.0
+
+
+def test_a_learned_scale_under_laplace_priors_is_one():
+    """``prior_scale="auto"`` (the count regressions' default) with Laplace priors, whose
+    evidence is not computed, is the scale 1: the same draws as ``prior_scale=1.0``."""
+    X, y = short_wide(n_rows=200, n_features=4, n_classes=-1)
+    settings = dict(prior="laplace", n_draws=50, n_warmup=50, n_chains=2, random_state=0)
+    auto = NegativeBinomialRegression(**settings).fit(X, y)
+    one = NegativeBinomialRegression(prior_scale=1.0, **settings).fit(X, y)
+    assert not hasattr(auto, "prior_scale_")
+    np.testing.assert_array_equal(auto.posterior_.get("coef"), one.posterior_.get("coef"))
+
 def test_the_convergence_check_judges_the_sampled_coordinates():
     """A default fit of 100 rows x 2,000 features: the rounds stop on the span's sampled
     coordinates, and the check judges those too, not the prior's exact independent draws
     of the other weights (whose largest R-hat over 2,000 coefficients passes 1.01 by chance
     at a few hundred draws). Chains too short for the sampled coordinates still warn, and
     name one."""
-    import warnings
 
     from sklearn.datasets import make_classification
     from sklearn.exceptions import ConvergenceWarning
@@ -259,7 +305,6 @@ def test_the_convergence_check_judges_the_sampled_coordinates():
 def test_a_span_chain_that_never_moved_is_named():
     """A chain stuck in the sampled coordinates is named as stuck although its completed
     weights change at every draw (each gets a fresh prior draw of the complement)."""
-    import warnings
 
     from sklearn.exceptions import ConvergenceWarning
 
