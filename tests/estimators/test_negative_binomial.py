@@ -115,8 +115,8 @@ def test_default_fit_agrees_with_a_long_exact_chain_of_an_independent_model(
         long_exact_chain_of_independent_model):
     X, y, reference = long_exact_chain_of_independent_model
     # The reference's fixed prior (the default learns the weights' scale from the data)
-    reg = NegativeBinomialRegression(prior_scale=1.0, autoscale=False, n_draws=4000, n_chains=2,
-                                     random_state=2).fit(X, y)
+    reg = NegativeBinomialRegression(prior_scale=1.0, autoscale=False, n_draws=4000,
+                                     n_chains=2, random_state=2).fit(X, y)
     draws = np.column_stack([reg.posterior_.get("coef", flat=True),
                              reg.posterior_.get("intercept", flat=True),
                              np.log(reg.posterior_.get("dispersion", flat=True))])

@@ -231,7 +231,6 @@ def test_the_learned_prior_scale_maximises_the_laplace_evidence(n_rows, n_featur
     np.testing.assert_allclose(fitted.prior_scale_, scale, rtol=1e-12)
 
 
-
 def short_wide_counts(n_rows=100, n_features=2000, seed=0):
     """Counts from 10 of ``n_features`` standard normal features (weights 0.3, intercept
     0.5), with three quarters of the rows for training: ``X, y, X_test, y_test``."""
