@@ -10,6 +10,8 @@ Functions that take the model's ``spec`` are inlined (``inline="always"``) into 
 callers: passing a tuple of arrays across a call costs numba a reference-count update per
 array, which on the per-row path cost more than the arithmetic.
 """
+import math
+
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
@@ -210,6 +212,55 @@ def quadratic_change(d1, d2, u_prop, u, u_center):
             db_prop = u_prop[b] - u_center[b]
             db = u[b] - u_center[b]
             total += 0.5 * d2[a, b] * (da_prop * db_prop - da * db)
+    return total
+
+
+@jit(inline="always")
+def _mapped(u, a, n_outputs, exp_coords, extra_start):
+    """``u[a]``, or ``exp(u[a])`` for an extra entry that ``exp_coords`` marks."""
+    if a >= n_outputs and exp_coords[extra_start + a - n_outputs] != 0.0:
+        return math.exp(u[a])
+    return u[a]
+
+
+@jit
+def map_extra_derivatives(d1, d2, u_center, n_outputs, exp_coords, extra_start):
+    """Turn the derivatives ``d1``, ``d2`` of a row's log-likelihood in ``u`` at
+    ``u_center`` into derivatives in ``exp(u_a)`` for each extra entry ``a`` (``u``'s
+    entries from ``n_outputs`` on; ``theta``'s from ``extra_start``) that ``exp_coords``
+    marks: ``f' = l' / alpha``, ``f'' = (l'' - l') / alpha^2``, mixed ones ``/ alpha``
+    (``alpha = exp(u_a)``)."""
+    m = d1.shape[0]
+    for a in range(n_outputs, m):
+        if exp_coords[extra_start + a - n_outputs] == 0.0:
+            continue
+        value = math.exp(u_center[a])
+        for b in range(m):
+            d2[a, b] /= value
+            d2[b, a] /= value
+        d2[a, a] -= d1[a] / (value * value)
+        d1[a] /= value
+
+
+@jit
+def mapped_quadratic_change(d1, d2, u_prop, u, u_center, n_outputs, exp_coords, extra_start):
+    """:func:`quadratic_change` in the coordinates where each extra entry that
+    ``exp_coords`` marks is ``exp(u_a)`` (``d1``, ``d2`` from
+    :func:`map_extra_derivatives`)."""
+    m = u.shape[0]
+    total = 0.0
+    for a in range(m):
+        centre_a = _mapped(u_center, a, n_outputs, exp_coords, extra_start)
+        proposed_a = _mapped(u_prop, a, n_outputs, exp_coords, extra_start)
+        current_a = _mapped(u, a, n_outputs, exp_coords, extra_start)
+        total += d1[a] * (proposed_a - current_a)
+        for b in range(m):
+            centre_b = _mapped(u_center, b, n_outputs, exp_coords, extra_start)
+            total += 0.5 * d2[a, b] * (
+                (proposed_a - centre_a)
+                * (_mapped(u_prop, b, n_outputs, exp_coords, extra_start) - centre_b)
+                - (current_a - centre_a)
+                * (_mapped(u, b, n_outputs, exp_coords, extra_start) - centre_b))
     return total
 
 

@@ -43,14 +43,19 @@ def full_loglik(spec, theta, want_grad, gradient, work):
 
 @jit
 def proxy_total(cv, theta, want_grad, gradient, scale, buffer):
-    """The proxies' full-data sum ``Q(theta) = G . (theta - c) + (theta - c)' H (theta - c) / 2``
-    (0 without control variates); with ``want_grad`` ``scale * (G + H (theta - c))`` is
+    """The proxies' full-data sum ``Q(theta) = G . delta + delta' H delta / 2`` with
+    ``delta = phi(theta) - phi(c)`` (``phi`` the identity, or ``exp`` on ``cv.exp_coords``),
+    0 without control variates; with ``want_grad`` ``scale * phi'(theta) (G + H delta)`` is
     added to ``gradient``."""
     if not cv.use:
         return 0.0
     d = theta.shape[0]
+    mapped = cv.exp_coords.shape[0] > 0
     for a in range(d):
-        buffer[a] = theta[a] - cv.center[a]
+        if mapped and cv.exp_coords[a] != 0.0:
+            buffer[a] = math.exp(theta[a]) - math.exp(cv.center[a])
+        else:
+            buffer[a] = theta[a] - cv.center[a]
     total = 0.0
     for a in range(d):
         hessian_times = 0.0
@@ -58,7 +63,8 @@ def proxy_total(cv, theta, want_grad, gradient, scale, buffer):
             hessian_times += cv.hess[a, b] * buffer[b]
         total += buffer[a] * (cv.grad[a] + 0.5 * hessian_times)
         if want_grad:
-            gradient[a] += scale * (cv.grad[a] + hessian_times)
+            slope = math.exp(theta[a]) if mapped and cv.exp_coords[a] != 0.0 else 1.0
+            gradient[a] += scale * slope * (cv.grad[a] + hessian_times)
     return total
 
 

@@ -18,6 +18,7 @@ from numba.extending import overload
 from ._common import borrow, borrow_read_only, keep_alive, prefetch_row, prefetch_values
 from ._jit import STATUS_BAD_LOGLIK, STATUS_OK, jit
 from .linear import (add_gradient, block_width, linear_u, linear_u_pair, linear_u_triple,
+                     map_extra_derivatives, mapped_quadratic_change,
                      quadratic_change, sparse_row_dot)
 from .specs import SPARSE, FireflyModel, LinearSpec, Model, RowSpec
 
@@ -389,7 +390,15 @@ def _row_terms(spec, theta, theta_prop, cv, i, work):
             if cv.use:
                 linear_u_triple(spec, theta, theta_prop, cv.center, i, u, u_prop, u_center)
                 spec.link(u_center, y, spec.params, 2, d1, d2)
-                proxy = quadratic_change(d1, d2, u_prop, u, u_center)
+                if cv.exp_coords.shape[0] > 0:
+                    extra_start = spec.n_outputs * block_width(spec)
+                    map_extra_derivatives(d1, d2, u_center, spec.n_outputs, cv.exp_coords,
+                                          extra_start)
+                    proxy = mapped_quadratic_change(d1, d2, u_prop, u, u_center,
+                                                    spec.n_outputs, cv.exp_coords,
+                                                    extra_start)
+                else:
+                    proxy = quadratic_change(d1, d2, u_prop, u, u_center)
             else:
                 linear_u_pair(spec, theta, theta_prop, i, u, u_prop)
             current = spec.link(u, y, spec.params, 0, d1, d2)

@@ -99,8 +99,13 @@ Test = namedtuple("Test", "params support cdf decide")
 #: confidence sampler: the Cholesky factor ``whitening`` of the covariance that defines
 #: the whitened norm, the largest whitened row norm ``radius``, and the third-derivative
 #: bound ``m3_scale * exp(m3_rate * eta)`` with ``eta <= eta_center_max + radius * |u|``.
+#: ``exp_coords`` (length d, or empty for none) marks the coordinates ``theta_a`` that the
+#: proxies read as ``exp(theta_a)``: a positive parameter sampled as its log, whose rows'
+#: log-likelihood is close to quadratic in the parameter itself, not in its log (a
+#: negative binomial's dispersion near the Poisson limit); ``grad`` and ``hess`` are then
+#: in those coordinates.
 ControlVariates = namedtuple("ControlVariates", "use center grad hess whitening radius m3_scale "
-                                                "m3_rate eta_center_max")
+                                                "m3_rate eta_center_max exp_coords")
 #: Firefly's collapsible bounds. Each row's log-likelihood is bounded below by a quadratic
 #: in its linear predictors ``eta`` (the first ``K`` entries of ``u``), scaled by
 #: ``exp(-2 v)`` for a model with a log-scale ``v`` (the last entry of ``u``, or
@@ -200,7 +205,8 @@ ROW_SPECS = (types.Tuple((DATA, WEIGHTS, LOGLIK, GRADIENT, HESSIAN, LOG_PRIOR)),
              types.Tuple((CSR_MATRIX, WEIGHTS, *user_function_types(SPARSE_DATA), LOG_PRIOR)))
 PRIOR = types.Tuple((I8, IN_VECTOR, IN_VECTOR, IN_VECTOR, I8, I8, I8, F8))
 TEST = types.Tuple((IN_VECTOR, IN_VECTOR, IN_VECTOR, ADDRESS))
-CONTROL_VARIATES = types.Tuple((BOOL, IN_VECTOR, IN_VECTOR, IN_MATRIX, IN_MATRIX, F8, F8, F8, F8))
+CONTROL_VARIATES = types.Tuple((BOOL, IN_VECTOR, IN_VECTOR, IN_MATRIX, IN_MATRIX, F8, F8, F8, F8,
+                                IN_VECTOR))
 FIREFLY_BOUND = types.Tuple((BOUND_COEFFICIENTS, IN_VECTOR, IN_VECTOR, IN_MATRIX, IN_VECTOR, F8,
                              F8, F8, IN_MATRIX))
 
@@ -210,8 +216,8 @@ LAYOUTS = types.Tuple((*LINEAR_SPECS, *ROW_SPECS))
 WORK = types.Tuple((VECTOR, VECTOR, VECTOR, VECTOR, MATRIX))
 #: :data:`ControlVariates` as the kernels hold them (``views.cv_view``: the centre writable,
 #: to be handed to a user's function).
-CV_VIEW = types.NamedTuple((BOOL, VECTOR, IN_VECTOR, IN_MATRIX, IN_MATRIX, F8, F8, F8, F8),
-                           ControlVariates)
+CV_VIEW = types.NamedTuple((BOOL, VECTOR, IN_VECTOR, IN_MATRIX, IN_MATRIX, F8, F8, F8, F8,
+                            IN_VECTOR), ControlVariates)
 DATA_PASS = types.FunctionType(types.Tuple((F8, I8))(types.voidptr, VECTOR, BOOL, VECTOR, WORK))
 BATCH_VALUES = types.FunctionType(types.Tuple((I8, I8))(types.voidptr, VECTOR, VECTOR, CV_VIEW,
                                                         INDEX, I8, I8, F8, VECTOR, WORK))

@@ -121,9 +121,10 @@ def test_view(test):
 
 @jit(inline="always")
 def cv_view(cv):
-    use, center, grad, hess, whitening, radius, m3_scale, m3_rate, eta_center_max = cv
+    use, center, grad, hess, whitening, radius, m3_scale, m3_rate, eta_center_max, exp_coords = cv
     return ControlVariates(use, borrow_for_user(center), borrow(grad), borrow(hess),
-                           borrow(whitening), radius, m3_scale, m3_rate, eta_center_max)
+                           borrow(whitening), radius, m3_scale, m3_rate, eta_center_max,
+                           borrow(exp_coords))
 
 
 @jit(inline="always")

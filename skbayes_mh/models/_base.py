@@ -132,6 +132,13 @@ class LinearModel(FireflyBounds):
     third_derivative : tuple or None
         ``(a, b)`` with ``|d^3 l / d eta^3| <= a exp(b eta)`` (single-output models), for the
         confidence sampler's range bound with control variates; None when there is none.
+    proxy_exp_extra : tuple of bool
+        For each extra coordinate (a positive parameter sampled as its log), whether the
+        control variates' Taylor proxies may read it as the parameter itself, ``exp(v)``,
+        where a quadratic in ``v`` fails (``sampling._target.PROXY_LOG_ERROR_LIMIT``): a
+        parameter in which the rows' log-likelihood is close to quadratic down to 0, where
+        the posterior may reach (a negative binomial's dispersion near the Poisson limit,
+        whose log then has a long tail). Empty: none.
     """
 
     name = None
@@ -140,6 +147,7 @@ class LinearModel(FireflyBounds):
     bound_coefficients = None
     n_extra = 0
     third_derivative = None
+    proxy_exp_extra = ()
     #: The log-scale ``v`` of the bound's ``exp(-2 v)`` when it is not a parameter.
     bound_log_scale = 0.0
     #: What ``y`` is: ``"classes"`` (indices into the estimator's ``classes_``), ``"counts"``

@@ -131,6 +131,12 @@ class NegativeBinomialModel(LogLinkMean, LinearModel):
     link = negative_binomial_link
     link_rows = negative_binomial_link_rows
     n_extra = 1
+    #: Counts near the Poisson limit leave ``log alpha`` a long left tail (the prior's),
+    #: along which each row's log-likelihood is nearly constant: quadratic proxies in
+    #: ``alpha`` follow it, quadratic ones in ``log alpha`` cut it off (the paths of the
+    #: subsampling tests' Hamiltonian proposal then hardly reach it); a well-determined
+    #: dispersion keeps them in ``log alpha``.
+    proxy_exp_extra = (True,)
 
     def extra_parameters(self):
         """The dispersion ``alpha`` (``Var y = mu + alpha mu^2``), sampled as its log."""
