@@ -215,14 +215,6 @@ def quadratic_change(d1, d2, u_prop, u, u_center):
     return total
 
 
-@jit(inline="always")
-def _mapped(u, a, n_outputs, exp_coords, extra_start):
-    """``u[a]``, or ``exp(u[a])`` for an extra entry that ``exp_coords`` marks."""
-    if a >= n_outputs and exp_coords[extra_start + a - n_outputs] != 0.0:
-        return math.exp(u[a])
-    return u[a]
-
-
 @jit
 def map_extra_derivatives(d1, d2, u_center, n_outputs, exp_coords, extra_start):
     """Turn the derivatives ``d1``, ``d2`` of a row's log-likelihood in ``u`` at
@@ -243,25 +235,13 @@ def map_extra_derivatives(d1, d2, u_center, n_outputs, exp_coords, extra_start):
 
 
 @jit
-def mapped_quadratic_change(d1, d2, u_prop, u, u_center, n_outputs, exp_coords, extra_start):
-    """:func:`quadratic_change` in the coordinates where each extra entry that
-    ``exp_coords`` marks is ``exp(u_a)`` (``d1``, ``d2`` from
-    :func:`map_extra_derivatives`)."""
-    m = u.shape[0]
-    total = 0.0
-    for a in range(m):
-        centre_a = _mapped(u_center, a, n_outputs, exp_coords, extra_start)
-        proposed_a = _mapped(u_prop, a, n_outputs, exp_coords, extra_start)
-        current_a = _mapped(u, a, n_outputs, exp_coords, extra_start)
-        total += d1[a] * (proposed_a - current_a)
-        for b in range(m):
-            centre_b = _mapped(u_center, b, n_outputs, exp_coords, extra_start)
-            total += 0.5 * d2[a, b] * (
-                (proposed_a - centre_a)
-                * (_mapped(u_prop, b, n_outputs, exp_coords, extra_start) - centre_b)
-                - (current_a - centre_a)
-                * (_mapped(u, b, n_outputs, exp_coords, extra_start) - centre_b))
-    return total
+def map_extra_entries(u, n_outputs, exp_coords, extra_start):
+    """``exp(u_a)`` in place of each extra entry ``u_a`` that ``exp_coords`` marks (``u``'s
+    entries from ``n_outputs`` on; ``theta``'s from ``extra_start``): the coordinates in
+    which :func:`quadratic_change` reads the proxies of :func:`map_extra_derivatives`."""
+    for a in range(n_outputs, u.shape[0]):
+        if exp_coords[extra_start + a - n_outputs] != 0.0:
+            u[a] = math.exp(u[a])
 
 
 @jit(inline="always")

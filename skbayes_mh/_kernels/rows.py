@@ -18,7 +18,7 @@ from numba.extending import overload
 from ._common import borrow, borrow_read_only, keep_alive, prefetch_row, prefetch_values
 from ._jit import STATUS_BAD_LOGLIK, STATUS_OK, jit
 from .linear import (add_gradient, block_width, linear_u, linear_u_pair, linear_u_triple,
-                     map_extra_derivatives, mapped_quadratic_change,
+                     map_extra_derivatives, map_extra_entries,
                      quadratic_change, sparse_row_dot)
 from .specs import SPARSE, FireflyModel, LinearSpec, Model, RowSpec
 
@@ -389,16 +389,19 @@ def _row_terms(spec, theta, theta_prop, cv, i, work):
             proxy = 0.0
             if cv.use:
                 linear_u_triple(spec, theta, theta_prop, cv.center, i, u, u_prop, u_center)
-                spec.link(u_center, y, spec.params, 2, d1, d2)
                 if cv.exp_coords.shape[0] > 0:
-                    extra_start = spec.n_outputs * block_width(spec)
-                    map_extra_derivatives(d1, d2, u_center, spec.n_outputs, cv.exp_coords,
-                                          extra_start)
-                    proxy = mapped_quadratic_change(d1, d2, u_prop, u, u_center,
-                                                    spec.n_outputs, cv.exp_coords,
-                                                    extra_start)
-                else:
+                    # The exact terms first: the proxies' coordinates then replace u's.
+                    current = spec.link(u, y, spec.params, 0, d1, d2)
+                    proposed = spec.link(u_prop, y, spec.params, 0, d1, d2)
+                    spec.link(u_center, y, spec.params, 2, d1, d2)
+                    K, extra_start = spec.n_outputs, spec.n_outputs * block_width(spec)
+                    map_extra_derivatives(d1, d2, u_center, K, cv.exp_coords, extra_start)
+                    for vector in (u, u_prop, u_center):
+                        map_extra_entries(vector, K, cv.exp_coords, extra_start)
                     proxy = quadratic_change(d1, d2, u_prop, u, u_center)
+                    return weight * proposed, weight * current, weight * proxy
+                spec.link(u_center, y, spec.params, 2, d1, d2)
+                proxy = quadratic_change(d1, d2, u_prop, u, u_center)
             else:
                 linear_u_pair(spec, theta, theta_prop, i, u, u_prop)
             current = spec.link(u, y, spec.params, 0, d1, d2)
