@@ -2,13 +2,14 @@
 Metropolis-Hastings acceptance tests and Firefly Monte Carlo."""
 from . import acceptance, proposals
 from .consensus import ConsensusMonteCarlo
-from .linear_model import (FireflySoftmaxClassifier, GammaRegression,
+from .linear_model import (BinomialRegression, FireflySoftmaxClassifier, GammaRegression,
                            MinibatchMHLogisticRegression, MinibatchMHPoissonRegression,
                            NegativeBinomialRegression, RobustTRegression)
 from .sampling import SampleResult, acceptance_probability, sample
 
 __version__ = "0.1.0"
 
-__all__ = ["ConsensusMonteCarlo", "FireflySoftmaxClassifier", "GammaRegression",
-           "MinibatchMHLogisticRegression", "MinibatchMHPoissonRegression",
-           "NegativeBinomialRegression", "RobustTRegression", "SampleResult", "acceptance", "acceptance_probability", "proposals", "sample"]
+__all__ = ["BinomialRegression", "ConsensusMonteCarlo", "FireflySoftmaxClassifier",
+           "GammaRegression", "MinibatchMHLogisticRegression", "MinibatchMHPoissonRegression",
+           "NegativeBinomialRegression", "RobustTRegression", "SampleResult", "acceptance",
+           "acceptance_probability", "proposals", "sample"]

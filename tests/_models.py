@@ -122,8 +122,9 @@ def rate_tolerance(p, n_trials):
 
 
 def linear_target(model, X, y, scales, intercept=True, inv_temperature=1.0, kind=None,
-                  locations=None, full=True):
-    """A linear-model Target with its Laplace approximation (for tests of the samplers)."""
+                  locations=None, full=True, weights=None):
+    """A linear-model Target with its Laplace approximation (for tests of the samplers);
+    ``weights``: the rows' sample weights (None: none)."""
     from skbayes_mh._validation import read_only
     from skbayes_mh.models import LinearData
     from skbayes_mh.models._prior import GAUSSIAN, BuiltinPrior
@@ -131,7 +132,8 @@ def linear_target(model, X, y, scales, intercept=True, inv_temperature=1.0, kind
 
     X = read_only(np.ascontiguousarray(X, dtype=np.float64))
     y = read_only(np.ascontiguousarray(y, dtype=np.float64))
-    data = LinearData(X, y, read_only(np.zeros(0)), intercept)
+    weights = np.zeros(0) if weights is None else np.asarray(weights, dtype=np.float64)
+    data = LinearData(X, y, read_only(weights), intercept)
     prior = BuiltinPrior(GAUSSIAN if kind is None else kind, scales, locations,
                          n_outputs=model.n_outputs, block=data.block, intercept=intercept)
     return Target.linear(model, data, prior, inv_temperature, full, lipschitz=True)
@@ -244,7 +246,7 @@ TOO_FEW_ROWS = ("its 27 rows (15 weighted) are fewer than the 31 coefficients, s
 def target_kind(estimator_class):
     """What ``y`` an estimator class fits, from its scikit-learn tags and its family:
     ``"classification"``, ``"counts"`` (non-negative counts), ``"positive"`` (positive real
-    values) or ``"regression"``; so that a test can run over every registered estimator
+    values), ``"proportions"`` (in [0, 1], weighted by their trials) or ``"regression"``; so that a test can run over every registered estimator
     (``skbayes_mh.linear_model.ESTIMATORS``)."""
     from sklearn.base import is_classifier
     from sklearn.utils import get_tags
@@ -252,6 +254,8 @@ def target_kind(estimator_class):
     estimator = estimator_class()
     if is_classifier(estimator):
         return "classification"
+    if estimator._family().outcome == "proportions":
+        return "proportions"
     if not get_tags(estimator).target_tags.positive_only:
         return "regression"
     return "counts" if estimator._family().outcome == "counts" else "positive"

@@ -4,6 +4,7 @@ likelihood family of :mod:`skbayes_mh.models`, in a file of its own here, import
 below (so that editors and type checkers see it), which registers it in
 :data:`ESTIMATORS`."""
 from ._base import ESTIMATORS
+from ._binomial import BinomialRegression
 from ._gamma import GammaRegression
 from ._logistic import MinibatchMHLogisticRegression
 from ._negative_binomial import NegativeBinomialRegression
@@ -11,6 +12,6 @@ from ._poisson import MinibatchMHPoissonRegression
 from ._robust import RobustTRegression
 from ._softmax import FireflySoftmaxClassifier
 
-__all__ = ["ESTIMATORS", "FireflySoftmaxClassifier", "GammaRegression",
+__all__ = ["BinomialRegression", "ESTIMATORS", "FireflySoftmaxClassifier", "GammaRegression",
            "MinibatchMHLogisticRegression", "MinibatchMHPoissonRegression",
            "NegativeBinomialRegression", "RobustTRegression"]

@@ -9,6 +9,7 @@ every file here is imported by name below (so that editors and type checkers see
 :func:`skbayes_mh.sample`, are wrapped in :mod:`skbayes_mh.sampling` instead."""
 from .._data import LinearData
 from ._base import FAMILIES, LinearModel
+from .binomial import BinomialModel
 from .gamma import GammaModel
 from .logistic import LogisticModel
 from .negative_binomial import NegativeBinomialModel
@@ -17,6 +18,6 @@ from .probit import ProbitModel
 from .softmax import CentredSoftmaxModel, SoftmaxModel
 from .student_t import StudentTModel
 
-__all__ = ["FAMILIES", "CentredSoftmaxModel", "GammaModel", "LinearData", "LinearModel",
+__all__ = ["FAMILIES", "BinomialModel", "CentredSoftmaxModel", "GammaModel", "LinearData", "LinearModel",
            "LogisticModel", "NegativeBinomialModel", "PoissonModel", "ProbitModel",
            "SoftmaxModel", "StudentTModel"]

@@ -188,6 +188,8 @@ def test_temperatures_down_to_1e_100_are_finite_and_converged_or_warned(estimato
         y = X @ [1.0, -2.0, 0.5] + rng.standard_t(4, size=300)
     elif kind == "positive":
         y = rng.gamma(4.0, np.exp(0.3 * X[:, 0]) / 4.0)
+    elif kind == "proportions":
+        y = rng.binomial(10, 1.0 / (1.0 + np.exp(-0.3 * X[:, 0]))) / 10.0
     else:
         y = rng.poisson(np.exp(0.3 * X[:, 0]))
     estimator = estimator_class(temperature=1e-100, **LONG_ENOUGH_FOR_R_HAT)

@@ -41,7 +41,8 @@ def fitted():
                    MinibatchMHPoissonRegression, RobustTRegression)
         targets = {"classification": (X, binary), "regression": (X_reg, y_reg),
                    "counts": (X_reg, np.round(np.abs(y_reg) / 50)),
-                   "positive": (X_reg, np.exp(y_reg / np.abs(y_reg).max()))}
+                   "positive": (X_reg, np.exp(y_reg / np.abs(y_reg).max())),
+                   "proportions": (X, np.column_stack([2 * binary, np.full(len(binary), 3)]))}
         for cls in ESTIMATORS.values():
             if cls not in covered:
                 X_fit, y_fit = targets[target_kind(cls)]

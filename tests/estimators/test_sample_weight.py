@@ -50,7 +50,8 @@ def make_data(estimator_class, n_rows, seed=0):
     """``n_rows`` rows of two features on different scales away from 0 (so that centring
     and autoscaling matter) and the ``y`` the estimator fits (``target_kind``): two classes
     (three for a multiclass classifier), over-dispersed counts (a negative binomial's
-    dispersion well inside its prior), or a real outcome with Student-t noise."""
+    dispersion well inside its prior), proportions of five trials, or a real outcome with
+    Student-t noise."""
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n_rows, 2)) * [1.0, 2.0] + [0.5, -1.0]
     eta = X @ [0.8, -0.3] + 0.2
@@ -62,6 +63,8 @@ def make_data(estimator_class, n_rows, seed=0):
         y = rng.poisson(np.exp(0.5 + 0.5 * eta) * rng.gamma(2.0, 0.5, size=n_rows))
     elif kind == "positive":
         y = rng.gamma(4.0, np.exp(0.5 + 0.5 * eta) / 4.0)
+    elif kind == "proportions":
+        y = rng.binomial(5, 1.0 / (1.0 + np.exp(-eta))) / 5.0
     else:
         y = eta + 0.5 * rng.standard_t(4, size=n_rows)
     return X, y

@@ -3,7 +3,8 @@ minibatch test with control variates and Hamiltonian paths on their proxies, wit
 the warm-up tuning and the thinning the fit chooses itself (``test_calibration.py``
 calibrates each test in isolation, with the method and checks described there).
 ``SKBAYES_MH_SBC_SCALE`` multiplies the replications here too. And the default fit of
-a family with a sampled extra parameter on small data: Gamma regression."""
+a family with a sampled extra parameter on small data: Gamma regression; and of binomial
+regression on rows of several trials."""
 import math
 import warnings
 
@@ -11,8 +12,8 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from skbayes_mh import GammaRegression, MinibatchMHLogisticRegression
-from skbayes_mh.models import GammaModel, LogisticModel
+from skbayes_mh import BinomialRegression, GammaRegression, MinibatchMHLogisticRegression
+from skbayes_mh.models import BinomialModel, GammaModel, LogisticModel
 from skbayes_mh.models._prior import GAUSSIAN, LOG_SCALE
 
 from _models import linear_target
@@ -99,6 +100,43 @@ def test_simulation_based_calibration_of_the_default_gamma_fit():
         draws = fit._theta_draws()[0]
         draws = draws[np.linspace(0, len(draws) - 1, N_RANK_DRAWS).round().astype(int)]
         laplace = linear_target(GammaModel(), X, y, scales, kind=GAUSSIAN | LOG_SCALE)
+        precision = np.linalg.inv(laplace.covariance)
+
+        def quantity(theta):
+            centred = theta - laplace.mean
+            return np.einsum("...i,ij,...j->...", centred, precision, centred)
+
+        ranks.append(int(np.sum(quantity(draws) < quantity(theta_star))))
+    assert_uniform_ranks(np.array(ranks), detectable)
+
+
+def test_simulation_based_calibration_of_the_default_binomial_fit():
+    """SBC of ``BinomialRegression``'s default sampler on 100 rows of 1 to 9 trials (the
+    exact test on proportions weighted by their trials, everything tuned by the fit), under
+    the fixed prior the parameters are drawn from, ``w, b ~ N(0, 1)``. The test quantity is
+    each draw's Mahalanobis distance in the Laplace approximation at the data; 300
+    replications detect a 24% posterior-variance error."""
+    n_replications, n_features, n_rows = int(round(300 * SCALE)), 2, 100
+    detectable = detectable_variance_error(n_replications, n_features + 1)
+    assert detectable <= 0.24 / np.sqrt(SCALE) + 1e-12
+    rng = np.random.default_rng(23)
+    X = rng.uniform(-1.0, 1.0, size=(n_rows, n_features)) * np.sqrt(3.0)
+    trials = rng.integers(1, 10, size=n_rows)
+    ranks = []
+    for replication in range(n_replications):
+        generator = np.random.default_rng([23, replication])
+        theta_star = generator.normal(size=n_features + 1)
+        p = 1.0 / (1.0 + np.exp(-(X @ theta_star[:n_features] + theta_star[n_features])))
+        successes = generator.binomial(trials, p)
+        with warnings.catch_warnings():  # 150 draws: short of the ESS a fit wants
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            fit = BinomialRegression(autoscale=False, intercept_prior_scale=1.0, n_chains=1,
+                                     n_draws=150, random_state=replication).fit(
+                X, np.column_stack([successes, trials]))
+        draws = fit._theta_draws()[0]
+        draws = draws[np.linspace(0, len(draws) - 1, N_RANK_DRAWS).round().astype(int)]
+        laplace = linear_target(BinomialModel(), X, successes / trials,
+                                np.ones(n_features + 1), weights=trials)
         precision = np.linalg.inv(laplace.covariance)
 
         def quantity(theta):
