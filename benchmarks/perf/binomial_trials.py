@@ -97,12 +97,12 @@ def main():
                                                X_trials, y)
             rows.append(fit_row(f"one row per trial ({len(y):,})", model, seconds, warned,
                                 n_rows, glm))
-    print(table(rows, ["rows", "fit", "test", "seconds", "iterations", "rows read/iter",
-                       "max R-hat", "min bulk ESS", "min tail ESS", "tail ESS/s",
-                       "max |mean - GLM| / sd", "warned"]))
+    table(rows, ["rows", "fit", "test", "seconds", "iterations", "rows read/iter",
+                 "max R-hat", "min bulk ESS", "min tail ESS", "tail ESS/s",
+                 "max |mean - GLM| / sd", "warned"])
     print()
-    print(table(checks, ["rows", "GLM seconds", "min sd / GLM se", "max sd / GLM se",
-                         "score (D^2)", "GLM D^2"]))
+    table(checks, ["rows", "GLM seconds", "min sd / GLM se", "max sd / GLM se",
+                   "score (D^2)", "GLM D^2"])
 
 
 if __name__ == "__main__":

@@ -74,9 +74,8 @@ class BinomialRegression(RegressorMixin, PredictiveRegressorMixin, LinearMHEstim
 
     Pass ``y`` as two columns, ``(successes, trials)`` per row, or as the proportions
     ``successes / trials`` with ``sample_weight=trials`` (the convention scikit-learn's
-    ``PoissonRegressor`` has for rates with an exposure; it keeps ``y`` one column for
-    pipelines and ``cross_val_score``). Both fit the same posterior: the binomial
-    likelihood is the trials times the per-trial Bernoulli log-likelihood of the
+    ``PoissonRegressor`` has for rates with an exposure). Both fit the same posterior: the
+    binomial likelihood is the trials times the per-trial Bernoulli log-likelihood of the
     proportion, up to a constant. ``predict`` gives the posterior-predictive success
     probability; ``return_std``, ``predict_quantiles`` and ``sample_posterior_predictive``
     treat a new row as one trial (its trials are not known); ``score`` is :math:`D^2` of

@@ -10,7 +10,7 @@ from skbayes_mh import MinibatchMHPoissonRegression, NegativeBinomialRegression
 from skbayes_mh.models import PoissonModel
 
 from _models import FAST, linear_target, long_metropolis_fit
-from _stats import assert_same_distribution
+from _stats import Z_LIMIT, assert_same_distribution
 
 
 def counts(n, seed=0, weights=(0.3, -0.2), intercept=1.0):
@@ -122,3 +122,34 @@ def test_count_regressors_score_poisson_deviance_explained_as_scikit_learn(estim
     assert abs(reg.score(X_test, y_test) - sklearn.score(X_test, y_test)) < 0.003
     with pytest.raises(ValueError, match="non-negative"):
         reg.score(X_test, y_test - 5)
+
+
+@pytest.mark.slow
+def test_rates_weighted_by_their_exposure_are_counts_with_an_offset():
+    """Counts over an exposure (time at risk, area), as scikit-learn's ``PoissonRegressor``
+    takes them: ``y = counts / exposure`` with ``sample_weight=exposure`` is the Poisson
+    likelihood of the counts with offset ``log(exposure)``, up to a constant. On 100,000
+    rows (the minibatch test with control variates) the posterior mean is statsmodels'
+    ``GLM`` Poisson fit with that ``exposure`` within Monte Carlo error, and the sds are
+    its standard errors within the error of an sd estimate."""
+    sm = pytest.importorskip("statsmodels.api", reason="statsmodels is a test dependency")
+    rng = np.random.default_rng(5)
+    n = 100_000
+    X = rng.normal(size=(n, 2))
+    exposure = rng.uniform(0.1, 5.0, size=n)
+    y = rng.poisson(exposure * np.exp(X @ [0.3, -0.2] + 0.5))
+    reg = MinibatchMHPoissonRegression(random_state=0).fit(X, y / exposure,
+                                                           sample_weight=exposure)
+    assert reg.acceptance_.name == "minibatch"
+    glm = sm.GLM(y, sm.add_constant(X), family=sm.families.Poisson(), exposure=exposure).fit()
+    draws = np.column_stack([reg.posterior_.get("intercept", flat=True),
+                             reg.posterior_.get("coef", flat=True)])
+    ess = min(float(np.min(v)) for v in reg.diagnostics_["ess_bulk"].values())
+    z = (draws.mean(axis=0) - glm.params) / (draws.std(axis=0) / np.sqrt(ess))
+    assert np.all(np.abs(z) < Z_LIMIT), z
+    ratio = draws.std(axis=0) / glm.bse
+    assert np.all(np.abs(ratio - 1) < Z_LIMIT * np.sqrt(0.5 / ess)), ratio
+    # The expected count of a row is its exposure times the predicted rate.
+    expected = exposure[:5] * reg.predict(X[:5])
+    np.testing.assert_allclose(expected, glm.predict(sm.add_constant(X[:5]),
+                                                     exposure=exposure[:5]), rtol=0.01)
