@@ -4,12 +4,13 @@ from . import acceptance, proposals
 from .consensus import ConsensusMonteCarlo
 from .linear_model import (BinomialRegression, FireflySoftmaxClassifier, GammaRegression,
                            MinibatchMHLogisticRegression, MinibatchMHPoissonRegression,
-                           NegativeBinomialRegression, RobustTRegression)
+                           NegativeBinomialRegression, OrdinalRegression,
+                           RobustTRegression)
 from .sampling import SampleResult, acceptance_probability, sample
 
 __version__ = "0.1.0"
 
 __all__ = ["BinomialRegression", "ConsensusMonteCarlo", "FireflySoftmaxClassifier",
            "GammaRegression", "MinibatchMHLogisticRegression", "MinibatchMHPoissonRegression",
-           "NegativeBinomialRegression", "RobustTRegression", "SampleResult", "acceptance",
-           "acceptance_probability", "proposals", "sample"]
+           "NegativeBinomialRegression", "OrdinalRegression", "RobustTRegression",
+           "SampleResult", "acceptance", "acceptance_probability", "proposals", "sample"]

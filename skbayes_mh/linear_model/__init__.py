@@ -8,10 +8,11 @@ from ._binomial import BinomialRegression
 from ._gamma import GammaRegression
 from ._logistic import MinibatchMHLogisticRegression
 from ._negative_binomial import NegativeBinomialRegression
+from ._ordinal import OrdinalRegression
 from ._poisson import MinibatchMHPoissonRegression
 from ._robust import RobustTRegression
 from ._softmax import FireflySoftmaxClassifier
 
 __all__ = ["BinomialRegression", "ESTIMATORS", "FireflySoftmaxClassifier", "GammaRegression",
            "MinibatchMHLogisticRegression", "MinibatchMHPoissonRegression",
-           "NegativeBinomialRegression", "RobustTRegression"]
+           "NegativeBinomialRegression", "OrdinalRegression", "RobustTRegression"]

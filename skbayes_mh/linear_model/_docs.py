@@ -89,8 +89,8 @@ step_size : "auto" or float, default="auto"
     optimal acceptance rate, then frozen. A float: an isotropic proposal scale, as in the papers.
 """
 
-#: ``Parameters`` entries of the priors' scaling and the intercept.
-AUTOSCALE_PARAMETERS = """\
+#: The ``autoscale`` entry.
+AUTOSCALE_PARAMETER = """\
 autoscale : bool, default=True
     Priors on the data's scale (rstanarm's autoscaling, ``docs/estimators.md``):
     ``prior_scale / spread(x_j)`` on weight ``j`` (times ``sd(y)`` for real outcomes), the
@@ -98,6 +98,10 @@ autoscale : bool, default=True
     largest distance from its mean divided by 5 when that is larger (a rare feature: a
     pixel or word that few rows hold), so that no standardised value exceeds 5.
     ``False``: raw-scale priors, the intercept's at ``x = 0``.
+"""
+#: ``Parameters`` entries of the priors' scaling and the intercept (every estimator has
+#: both but the ordinal one, whose cut-points carry the location).
+AUTOSCALE_PARAMETERS = AUTOSCALE_PARAMETER + """\
 fit_intercept : bool, default=True
     Sample an intercept; ``False``: the linear predictor is ``x . w`` alone.
 """
@@ -256,6 +260,19 @@ intercept_prior_scale : float, default=10.0
     classes; wide by default).
 """
 
+#: The prior entries of the ordinal classifier: the classifier's, its intercept's prior on
+#: the first cut-point, and no ``fit_intercept``.
+ORDINAL_PRIOR_PARAMETERS = """\
+prior_scale : float or "auto", default=1.0
+    Standard deviation of the Gaussian prior on each weight: ``prior_scale /
+    spread(x_j)`` on weight ``j`` with ``autoscale`` (the feature's sd, or a rare
+    feature's wider reach; see ``autoscale``), ``prior_scale`` itself without.
+""" + textwrap.indent(LEARNED_PRIOR_SCALE, "    ") + AUTOSCALE_PARAMETER + """\
+intercept_prior_scale : float, default=10.0
+    Standard deviation of the Gaussian prior on the first cut-point (at the features'
+    means with ``autoscale``; wide by default).
+"""
+
 #: The first ``Attributes`` entries of a single-output regression.
 REGRESSION_ATTRIBUTES = """\
 coef_ : ndarray of shape (n_features,)
@@ -269,6 +286,7 @@ BLOCKS = {"sampling_parameters": SAMPLING_PARAMETERS, "fitted_attributes": FITTE
           "count_prior_parameters": COUNT_PRIOR_PARAMETERS,
           "regression_attributes": REGRESSION_ATTRIBUTES,
           "classifier_prior_parameters": CLASSIFIER_PRIOR_PARAMETERS,
+          "ordinal_prior_parameters": ORDINAL_PRIOR_PARAMETERS,
           # A regression with a sampled dispersion: its whole Parameters and Attributes.
           "dispersion_regression_sections": (
               "Parameters\n----------\n" + COUNT_ACCEPTANCE + PROPOSAL_PARAMETERS

@@ -111,7 +111,15 @@ def fit_data(estimator, X, y, sample_weight=None, classes=False):
     if distributed:
         summary = scan_dask_data(X, y, classes)
     else:
-        summary = scan_data(X, y, classes, weights if weights.size else None)
+        try:
+            summary = scan_data(X, y, classes, weights if weights.size else None)
+        except TypeError:  # sorting the labels into classes_ compared a str with a number
+            if not classes:
+                raise
+            kinds = sorted({type(label).__name__ for label in np.asarray(y).ravel()})
+            raise TypeError(f"y mixes labels of types {kinds}, which cannot be sorted into "
+                            f"classes_; give every label as one type (all strings or all "
+                            f"numbers).") from None
     check_magnitudes(summary, classes)
     return X, y, read_only(weights), summary
 

@@ -229,8 +229,9 @@ class FittedPosterior:
         else:
             intercept = float(variables["intercept"].mean())
         self.coef_, self.intercept_ = coef, intercept
-        for name in self._other_parameters():
-            setattr(self, f"{name}_", float(variables[name].mean()))
+        for name in self._other_parameters():  # a float, or an array for a vector
+            mean = variables[name].mean(axis=(0, 1))
+            setattr(self, f"{name}_", float(mean) if mean.ndim == 0 else mean)
 
     def summary(self, *, quantiles=(0.05, 0.5, 0.95), as_frame="auto"):
         """The posterior of every parameter at a glance, labelled by feature (and class).

@@ -13,11 +13,12 @@ from .binomial import BinomialModel
 from .gamma import GammaModel
 from .logistic import LogisticModel
 from .negative_binomial import NegativeBinomialModel
+from .ordinal import CumulativeModel
 from .poisson import PoissonModel
 from .probit import ProbitModel
 from .softmax import CentredSoftmaxModel, SoftmaxModel
 from .student_t import StudentTModel
 
-__all__ = ["FAMILIES", "BinomialModel", "CentredSoftmaxModel", "GammaModel", "LinearData", "LinearModel",
-           "LogisticModel", "NegativeBinomialModel", "PoissonModel", "ProbitModel",
+__all__ = ["FAMILIES", "BinomialModel", "CentredSoftmaxModel", "CumulativeModel",
+           "GammaModel", "LinearData", "LinearModel", "LogisticModel", "NegativeBinomialModel", "PoissonModel", "ProbitModel",
            "SoftmaxModel", "StudentTModel"]

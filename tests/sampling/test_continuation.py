@@ -51,7 +51,8 @@ def cases():
     yield from samplers
     covered = {type(estimator) for _, estimator, _, _ in samplers}
     targets = {"regression": (X_reg, y_reg), "counts": (X_reg, np.round(np.abs(y_reg) / 50)),
-               "positive": (X_reg, np.exp(y_reg / np.abs(y_reg).max()))}
+               "positive": (X_reg, np.exp(y_reg / np.abs(y_reg).max())),
+               "proportions": (X, np.column_stack([2 * (y > 0), np.full(len(y), 3)]))}
     for name, cls in sorted(ESTIMATORS.items()):
         if cls in covered:
             continue
