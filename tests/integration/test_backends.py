@@ -47,6 +47,8 @@ def make_data(kind, binary=False):
         y = rng.poisson(np.exp(0.5 + 0.5 * eta))
     elif kind == "positive":
         y = rng.gamma(4.0, np.exp(0.5 + 0.5 * eta) / 4.0)
+    elif kind == "proportions":
+        y = rng.binomial(5, 1.0 / (1.0 + np.exp(-eta))) / 5.0
     else:
         y = eta + 0.5 * rng.standard_t(4, N_ROWS)
     return X, y

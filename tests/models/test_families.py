@@ -16,9 +16,12 @@ from skbayes_mh.models import FAMILIES
 #: Constructor arguments of the families that take some (each a case).
 EXAMPLES = {"SoftmaxModel": [dict(n_outputs=3)],
             "CentredSoftmaxModel": [dict(n_classes=2), dict(n_classes=4)],
-            "StudentTModel": [dict(nu=4.0), dict(nu=4.0, scale=2.0)]}
+            "StudentTModel": [dict(nu=4.0), dict(nu=4.0, scale=2.0)],
+            "CumulativeModel": [dict(n_classes=2), dict(n_classes=4),
+                                dict(n_classes=4, link="probit")]}
 #: Outcomes each kind of family reads.
 OUTCOMES = {"classes": None, "counts": (0.0, 1.0, 5.0, 1000.0),
+            "proportions": (0.0, 0.25, 1.0),
             "real": (-1e3, 0.0, 2.5, 1e3), "positive": (1e-3, 1.0, 5.0, 1000.0)}
 EXTREMES = (-800.0, -300.0, -40.0, 0.0, 3.0, 40.0, 300.0, 800.0)
 
@@ -31,8 +34,14 @@ def _cases():
 
 def _outcomes(family):
     if family.outcome == "classes":
-        return tuple(float(k) for k in range(max(family.n_blocks, 2)))
+        return tuple(float(k) for k in range(n_classes(family)))
     return OUTCOMES[family.outcome]
+
+
+def n_classes(family):
+    """The classes a family of classes reads: its ``n_classes``, or one per output block
+    (at least two)."""
+    return getattr(family, "n_classes", max(family.n_blocks, 2))
 
 
 def _width(family):
@@ -85,13 +94,10 @@ def test_numpy_log_likelihood_is_the_link_up_to_a_constant(family):
     value depends on the outcome only (the link drops terms constant in the parameters)."""
     rng = np.random.default_rng(1)
     outcomes = np.array(_outcomes(family))
-    n_draws, K = 6, family.n_outputs
+    n_draws = 6
     u = _moderate_u(family, rng, n_draws)
-    eta = np.repeat(family.predictors(u[:, None, :K]), outcomes.size, axis=1)
-    variables = {name: transform(u[:, K + j])
-                 for j, (name, transform, _) in enumerate(family.extra_parameters())}
-    variables.update({name: np.full(n_draws, float(value))
-                      for name, value in family.fixed_parameters().items()})
+    eta, variables = family.u_variables(u)
+    eta = np.repeat(eta, outcomes.size, axis=1)
     y = outcomes.astype(int) if family.outcome == "classes" else outcomes
     numpy_side = family.log_likelihood(eta, variables, y)
     assert numpy_side.shape == (n_draws, outcomes.size)

@@ -18,7 +18,7 @@ from skbayes_mh.sampling import Shape, Target
 
 #: Constructor arguments of the families that take some.
 EXAMPLES = {"SoftmaxModel": dict(n_outputs=3), "CentredSoftmaxModel": dict(n_classes=4),
-            "StudentTModel": dict(nu=4.0)}
+            "StudentTModel": dict(nu=4.0), "CumulativeModel": dict(n_classes=4)}
 
 
 def _family_data(family, sparse, n_rows=80, n_features=5, seed=0):
@@ -26,7 +26,10 @@ def _family_data(family, sparse, n_rows=80, n_features=5, seed=0):
     X = rng.normal(size=(n_rows, n_features))
     X[rng.random(X.shape) < 0.5] = 0.0  # half the entries zero: a real sparse pattern
     if family.outcome == "classes":
-        y = rng.integers(0, max(family.n_blocks, 2), size=n_rows).astype(float)
+        y = rng.integers(0, getattr(family, "n_classes", max(family.n_blocks, 2)),
+                         size=n_rows).astype(float)
+    elif family.outcome == "proportions":
+        y = rng.integers(0, 5, size=n_rows) / 4.0
     elif family.outcome == "counts":
         y = rng.poisson(2.0, size=n_rows).astype(float)
     elif family.outcome == "positive":
