@@ -28,6 +28,9 @@ class LinearData:
     row_offset : int
         The row of the whole data set that is this one's row 0 (a part of it, e.g. a Dask
         block read on a worker); error messages name rows of the whole.
+    offset : ndarray of shape (N,) or (0,), float64, read-only
+        Each row's offset in its linear predictors (``log(exposure)`` for counts over an
+        exposure); empty for none.
 
     ``X`` and ``y`` may also be ``dask.array`` arrays with the same row blocks: full-data
     passes (:meth:`map_parts`) then run as Dask tasks, one per block.
@@ -38,6 +41,11 @@ class LinearData:
     weights: np.ndarray
     intercept: bool
     row_offset: int = 0
+    offset: np.ndarray = None
+
+    def __post_init__(self):
+        if self.offset is None:
+            self.offset = _NO_VALUES
 
     @property
     def n_rows(self):
@@ -127,7 +135,8 @@ class LinearData:
         X = kernel_csr(X) if self.sparse else read_only(np.ascontiguousarray(X))
         return LinearData(X, read_only(np.ascontiguousarray(y)),
                           read_only(np.ascontiguousarray(weights, dtype=np.float64)),
-                          self.intercept)
+                          self.intercept,
+                          offset=read_only(self.offset[rows]) if self.offset.size else None)
 
     def max_row_norm(self):
         """``max_i |[x_i, 1]|`` (the 1 with an intercept), in one pass."""

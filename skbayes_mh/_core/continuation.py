@@ -11,11 +11,12 @@ MAY_CHANGE = ("n_draws", "max_time", "warm_start", "verbose", "n_jobs", "predict
 def continuation_key(params, data, summary):
     """What must not change between a fit and its continuation: the estimator's
     parameters ``params`` (but :data:`MAY_CHANGE`) and the data's fingerprint (shape and
-    type, the weights' sum, and the validation pass's column moments and summary of ``y``,
-    ``summary``)."""
+    type, the weights' and the offsets' sums, and the validation pass's column moments and
+    summary of ``y``, ``summary``)."""
     params = {name: value for name, value in params.items() if name not in MAY_CHANGE}
     fingerprint = [("shape", (data.n_rows, data.n_features)),
-                   ("dtype", str(data.X.dtype)), ("weights", float(data.weights.sum()))]
+                   ("dtype", str(data.X.dtype)), ("weights", float(data.weights.sum())),
+                   ("offset", float(data.offset.sum()))]
     fingerprint += [(name, np.asarray(summary[name]).tolist()) for name in sorted(summary)]
     return params, fingerprint
 

@@ -226,7 +226,8 @@ def row_span(data, prior):
         basis = np.ascontiguousarray(_signs_fixed(vectors[:, keep])[:, ::-1])
         reduced_X = _z_product(data, centre, scale, basis)
         left = np.empty((0, basis.shape[1]))  # unused: the basis applies V directly
-    reduced = LinearData(read_only(reduced_X), data.y, data.weights, data.intercept)
+    reduced = LinearData(read_only(reduced_X), data.y, data.weights, data.intercept,
+                         offset=data.offset)
     return RowSpan(reduced, _reduced_prior(prior, data.block, D, left.shape[1]), X, centre,
                    scale, left, prior.n_outputs, prior.n_params - prior.n_outputs * data.block,
                    bool(data.intercept), basis)

@@ -134,6 +134,13 @@ def block_width(spec):
 
 
 @jit(inline="always")
+def row_offset(offset, i):
+    """Row ``i``'s offset in its linear predictors: ``offset[i]``, or 0 where there is none
+    (``offset`` empty)."""
+    return offset[i] if offset.shape[0] > 0 else 0.0
+
+
+@jit(inline="always")
 def set_extra(spec, theta, u):
     """``u[K:]``: the extra parameters, as they are in ``theta``."""
     start = spec.n_outputs * block_width(spec)
@@ -146,9 +153,10 @@ def linear_u(spec, theta, i, u):
     """``u`` of row ``i`` at ``theta``."""
     width = block_width(spec)
     n_features = spec.X.shape[1]
+    offset = row_offset(spec.offset, i)
     for k in range(spec.n_outputs):
         base = k * width
-        eta = x_dot(spec.X, i, theta, base)
+        eta = x_dot(spec.X, i, theta, base) + offset
         if spec.intercept:
             eta += theta[base + n_features]
         u[k] = eta
@@ -160,10 +168,11 @@ def linear_u_pair(spec, theta, theta_prop, i, u, u_prop):
     """``u`` of row ``i`` at ``theta`` and ``theta_prop``, reading the row once."""
     width = block_width(spec)
     n_features = spec.X.shape[1]
+    offset = row_offset(spec.offset, i)
     for k in range(spec.n_outputs):
         base = k * width
-        a = x_dot(spec.X, i, theta, base)
-        b = x_dot(spec.X, i, theta_prop, base)
+        a = x_dot(spec.X, i, theta, base) + offset
+        b = x_dot(spec.X, i, theta_prop, base) + offset
         if spec.intercept:
             a += theta[base + n_features]
             b += theta_prop[base + n_features]

@@ -19,7 +19,7 @@ from ._common import borrow, borrow_read_only, keep_alive, prefetch_row, prefetc
 from ._jit import STATUS_BAD_LOGLIK, STATUS_OK, jit
 from .linear import (add_gradient, block_width, linear_u, linear_u_pair, linear_u_triple,
                      map_extra_derivatives, map_extra_entries,
-                     quadratic_change, sparse_row_dot)
+                     quadratic_change, row_offset, sparse_row_dot)
 from .specs import SPARSE, FireflyModel, LinearSpec, Model, RowSpec
 
 
@@ -218,7 +218,7 @@ def _data_pass(spec, theta, want_grad, gradient, work):
                 X_block = X[start:stop]
                 np.dot(X_block, weights_t, predictors[:rows])
                 for r in range(rows):
-                    _block_row_u(spec, theta, predictors, r, block_u)
+                    _block_row_u(spec, theta, predictors, r, start + r, block_u)
                 spec.link_rows(block_u, spec.y, start, rows, spec.params, order, values,
                                block_d1, block_d2)
                 for r in range(rows):
@@ -306,12 +306,12 @@ def _matrix_pass(spec, theta, want_grad, gradient):
                     stored, column = values[p], columns[p]
                     for k in range(K):
                         U[r, k] += stored * by_feature[column, k]
-                _block_row_u(spec, theta, U, r, U)
+                _block_row_u(spec, theta, U, r, first + r, U)
             elif sparse:
                 begin, end = row_starts[first + r], row_starts[first + r + 1]
                 for k in range(K):
                     U[r, k] = sparse_row_dot(values, columns, begin, end, theta, k * width)
-                _block_row_u(spec, theta, U, r, U)
+                _block_row_u(spec, theta, U, r, first + r, U)
             else:
                 linear_u(spec, theta, first + r, U[r])
         link_block(spec, U, first, count, order, row_values, slopes, curvature)
@@ -347,12 +347,14 @@ def _matrix_pass(spec, theta, want_grad, gradient):
 
 
 @jit(inline="always")
-def _block_row_u(spec, theta, predictors, r, block_u):
-    """``block_u[r]``: the ``u`` of a block's row ``r`` from its dot products
-    ``predictors[r]`` (``x_i . w_k``), with the intercepts and the extra parameters."""
+def _block_row_u(spec, theta, predictors, r, i, block_u):
+    """``block_u[r]``: the ``u`` of a block's row ``r`` (the data's row ``i``) from its dot
+    products ``predictors[r]`` (``x_i . w_k``), with the offset, the intercepts and the
+    extra parameters."""
     K, width = spec.n_outputs, block_width(spec)
+    offset = row_offset(spec.offset, i)
     for k in range(K):
-        eta = predictors[r, k]
+        eta = predictors[r, k] + offset
         if spec.intercept:
             eta += theta[k * width + width - 1]
         block_u[r, k] = eta

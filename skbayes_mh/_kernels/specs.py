@@ -7,7 +7,8 @@ tuples at once, so that every other kernel reads fields by name.
 Two kinds of model reach the kernels:
 
 * :data:`LinearSpec`: a likelihood that sees row ``i`` only through
-  ``u = [W x_i + b (K values), extra parameters (E values)]``, as every estimator's model
+  ``u = [W x_i + b + o_i (K values), extra parameters (E values)]`` (``o_i`` the row's
+  offset: ``offset[i]``, 0 where ``offset`` is empty), as every estimator's model
   does. The model supplies ``link(u, y_i, params, order, d1, d2)``: the log-likelihood and,
   for ``order`` 1 or 2, its gradient ``d1`` and Hessian ``d2`` in ``u``; and ``link_rows``,
   the same for a block of rows in one call (:data:`LINK_ROWS`). The kernels read
@@ -25,7 +26,7 @@ from ._entry import TUPLE_FIELDS
 from ._jit import ADDRESS, BOOL, BYTES, F4, F8, FLAGS, I4, I8, INDEX, MATRIX, RNG, VECTOR, readonly
 
 LinearSpec = namedtuple("LinearSpec", "X y weights params link link_rows n_outputs n_extra "
-                                      "intercept")
+                                      "intercept offset")
 #: A linear model's ``X`` in any layout but a float64 array, so that the kernels compile
 #: once for those: ``kind`` (:data:`DENSE32` or :data:`SPARSE`) names the arrays that hold
 #: it (a float32 C-contiguous ``dense32``, or a CSR matrix's ``data``, ``indices`` and
@@ -194,7 +195,8 @@ MATRIX_DATA = types.Tuple((I8, readonly(F4, 2), readonly(F8, 1), readonly(I4, 1)
 def linear_spec_type(X):
     """The numba type of a :data:`LinearSpec` tuple with ``X`` of type ``X`` (``y`` is
     float64 for every layout; a :data:`Matrix` may hold it as ``labels32`` instead)."""
-    return types.Tuple((X, readonly(F8, 1), WEIGHTS, IN_VECTOR, LINK, LINK_ROWS, I8, I8, I8))
+    return types.Tuple((X, readonly(F8, 1), WEIGHTS, IN_VECTOR, LINK, LINK_ROWS, I8, I8, I8,
+                        WEIGHTS))
 
 
 #: A float64 array ``X``, and every other layout (a :data:`MATRIX_DATA`): the order of

@@ -40,9 +40,9 @@ def _as_functions(value):
 
 @jit(inline="always")
 def linear_view(spec):
-    X, y, weights, params, link, link_rows, n_outputs, n_extra, intercept = spec
+    X, y, weights, params, link, link_rows, n_outputs, n_extra, intercept, offset = spec
     return LinearSpec(matrix_view(X), borrow(y), borrow(weights), borrow(params), link,
-                      link_rows, n_outputs, n_extra, intercept)
+                      link_rows, n_outputs, n_extra, intercept, borrow(offset))
 
 
 @jit(inline="always")

@@ -23,8 +23,8 @@ from .._validation import (MIN_TEMPERATURE, check_draws_memory, check_file_uncha
 from ..acceptance import ACCEPTANCE_TESTS, AcceptanceTest, resolve_acceptance
 from ..proposals import PROPOSALS, Proposal
 from ..sampling._schedule import check_temperature
-from ._docs import FIT_DOCSTRING
-from ._inputs import class_indices, fit_data, linear_data, sparse_layout
+from ._docs import EXPOSURE_PARAMETER, FIT_DOCSTRING
+from ._inputs import class_indices, exposure_offset, fit_data, linear_data, sparse_layout
 from ._posterior import _USER_FRAME, FittedPosterior
 from ._priors import estimator_prior
 
@@ -69,13 +69,23 @@ class LinearMHEstimator(StoredParameters, FittedPosterior, BaseEstimator):
     #: The proposal ``proposal="auto"`` gives Firefly (which has the model's gradient).
     _firefly_proposal = "mala"
 
+    #: Whether ``fit`` takes each row's ``exposure`` (an offset ``log(exposure)`` in the
+    #: linear predictor): the log-link count regressions.
+    _takes_exposure = False
+
     def __init_subclass__(cls, **kwargs):
         # fit is the shell's, documented for this estimator; set before scikit-learn's
-        # __init_subclass__ reads its signature (set_fit_request for sample_weight).
+        # __init_subclass__ reads its signature (set_fit_request for sample_weight and
+        # exposure).
         if "_fit_doc" in cls.__dict__:
-            def fit(self, X, y, sample_weight=None):
-                return self._fit(X, y, sample_weight)
-            fit.__doc__ = FIT_DOCSTRING.format(**cls._fit_doc)
+            if cls._takes_exposure:
+                def fit(self, X, y, sample_weight=None, exposure=None):
+                    return self._fit(X, y, sample_weight, exposure=exposure)
+            else:
+                def fit(self, X, y, sample_weight=None):
+                    return self._fit(X, y, sample_weight)
+            exposure = EXPOSURE_PARAMETER if cls._takes_exposure else ""
+            fit.__doc__ = FIT_DOCSTRING.format(exposure=exposure, **cls._fit_doc)
             fit.__qualname__ = f"{cls.__name__}.fit"
             fit.__module__ = cls.__module__
             cls.fit = fit
@@ -83,9 +93,10 @@ class LinearMHEstimator(StoredParameters, FittedPosterior, BaseEstimator):
         if not cls.__name__.startswith("_"):
             ESTIMATORS[cls.__name__] = cls
 
-    def _fit(self, X, y, sample_weight=None, summary=None, prior_power=1.0):
+    def _fit(self, X, y, sample_weight=None, summary=None, prior_power=1.0, exposure=None):
         """``fit``: validate, build the estimator's problem, sample (or continue a
-        ``warm_start`` fit's chains) and store the fitted attributes.
+        ``warm_start`` fit's chains) and store the fitted attributes. ``exposure``: each
+        row's, for the estimators that take one (``_takes_exposure``).
 
         ``summary`` and ``prior_power`` are for one shard of a consensus fit
         (:class:`~skbayes_mh.ConsensusMonteCarlo`): the whole data set's summary (the same
@@ -97,6 +108,7 @@ class LinearMHEstimator(StoredParameters, FittedPosterior, BaseEstimator):
         source = file_state(X)  # a memory-mapped X's file must not change during the fit
         classes = is_classifier(self)
         X, y, weights, own_summary = self._fit_data(X, y, sample_weight, classes)
+        offset = exposure_offset(exposure, X)
         summary = own_summary if summary is None else summary
         if classes:
             check_classification_targets(summary["classes"])
@@ -120,6 +132,8 @@ class LinearMHEstimator(StoredParameters, FittedPosterior, BaseEstimator):
         # (never a test on the model's bounds: the family does not depend on it).
         acceptance = None if is_auto(self.acceptance) else resolve_acceptance(self.acceptance)
         family, data, prior = self._problem(X, y, weights, summary, acceptance)
+        if offset is not None:
+            data = dataclasses.replace(data, offset=offset)
         if source is None:  # not memory-mapped: the rows are in memory already
             data = sparse_layout(data)
         prior.power = float(prior_power)

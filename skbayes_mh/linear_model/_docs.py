@@ -187,10 +187,18 @@ sample_weight : array-like of shape (n_samples,), default=None
     Each row's log-likelihood is multiplied by its weight (non-negative; an integer
     weight counts the row that many times), in every acceptance test, in Firefly's
     bounds (where the family has them) and in the autoscaled priors' means and sds.
-
+{exposure}
 Returns
 -------
 self
+"""
+
+#: ``fit``'s ``exposure`` entry, for the count regressions (``_takes_exposure``).
+EXPOSURE_PARAMETER = """\
+exposure : array-like of shape (n_samples,), default=None
+    Each row's exposure (time at risk, area, population; positive): its count's mean is
+    ``exposure * exp(x . w + b)``, an offset ``log(exposure)`` in the linear predictor.
+    ``predict`` then gives the mean per unit of exposure. None: 1 for every row.
 """
 
 #: The start of every estimator's ``acceptance`` entry: what ``"auto"`` chooses.

@@ -5,7 +5,7 @@ import dataclasses
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.validation import _check_sample_weight, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_array, validate_data
 
 from .._dask import check_dask_data, encode_dask_labels, is_dask_array, scan_dask_data
 from .._data import LinearData, kernel_csr
@@ -122,6 +122,26 @@ def fit_data(estimator, X, y, sample_weight=None, classes=False):
                             f"numbers).") from None
     check_magnitudes(summary, classes)
     return X, y, read_only(weights), summary
+
+
+def exposure_offset(exposure, X):
+    """``log(exposure)``, each row's offset in its linear predictors (float64, read-only),
+    or None for None; an error names a row whose exposure is not positive and finite."""
+    if exposure is None:
+        return None
+    if is_dask_array(X):
+        raise ValueError("exposure is not supported with a dask.array X yet; fit on "
+                         "in-memory or memory-mapped arrays.")
+    values = check_array(exposure, ensure_2d=False, dtype=np.float64,
+                         ensure_all_finite=False, input_name="exposure")
+    if values.ndim != 1 or values.shape[0] != X.shape[0]:
+        raise ValueError(f"exposure must have shape ({X.shape[0]},), one value per row of "
+                         f"X; got {values.shape}.")
+    bad = np.flatnonzero(~(np.isfinite(values) & (values > 0)))
+    if bad.size:
+        raise ValueError(f"exposure must be positive and finite; row {bad[0]} has "
+                         f"{float(values[bad[0]])!r} ({bad.size} such rows).")
+    return read_only(np.log(values))
 
 
 def class_indices(estimator, y, X):

@@ -22,7 +22,10 @@ class NegativeBinomialRegression(PoissonDevianceScoreMixin, RegressorMixin,
     same scale), ``b`` the same family with ``intercept_prior_scale``
     (on the intercept at the features' means with ``autoscale``), and ``alpha ~
     Exponential(mean=dispersion_prior_scale)``, sampled as ``log alpha``. In SciPy's terms
-    each count is ``nbinom(n=1/alpha, p=1/(1 + alpha mu))``. Firefly is not available (the
+    each count is ``nbinom(n=1/alpha, p=1/(1 + alpha mu))``. Counts over an exposure (time
+    at risk, area): ``fit(X, y, exposure=exposure)``, mean ``exposure * mu`` (statsmodels'
+    ``NegativeBinomial`` with ``exposure`` is the maximum-likelihood fit of that model);
+    ``predict`` is then ``mu``, the mean per unit of exposure. Firefly is not available (the
     log-likelihood has no global quadratic lower bound in the linear predictor), so
     ``acceptance="firefly"`` is refused with an error.
 
@@ -46,6 +49,7 @@ class NegativeBinomialRegression(PoissonDevianceScoreMixin, RegressorMixin,
     (array([ 0.3, -0.2]), 0.5)
     """
 
+    _takes_exposure = True
     _fit_doc = dict(what="the weights and the dispersion", y="counts ``y``",
                     y_description="Non-negative counts.")
 

@@ -24,7 +24,10 @@ class MinibatchMHPoissonRegression(PoissonDevianceScoreMixin, RegressorMixin,
     ``spread``: see ``autoscale``) or Laplace (the same scale), and the intercept at the
     features' means, ``b + mean(x) . w``, the same family with ``intercept_prior_scale``
     (with ``autoscale=False``: scale ``prior_scale`` on ``w_j`` and
-    ``intercept_prior_scale`` on ``b``). Firefly is not
+    ``intercept_prior_scale`` on ``b``). Counts over an exposure (time at risk, area):
+    ``fit(X, y, exposure=exposure)``, rate ``exposure * exp(x @ w + b)``, or, the same
+    posterior, ``fit(X, y / exposure, sample_weight=exposure)`` as for scikit-learn's
+    ``PoissonRegressor``; ``predict`` is then the rate per unit of exposure. Firefly is not
     available: the Poisson log-likelihood has no global quadratic lower bound (the
     exponential outgrows every quadratic), so ``acceptance="firefly"`` is refused with an
     error.
@@ -65,6 +68,7 @@ class MinibatchMHPoissonRegression(PoissonDevianceScoreMixin, RegressorMixin,
     """
 
     _firefly_proposal = None  # the family has no Firefly bounds
+    _takes_exposure = True
     _fit_doc = dict(what="the weights", y="counts ``y``",
                     y_description="Non-negative counts (non-integer values act as in a "
                                   "quasi-Poisson likelihood).")

@@ -103,6 +103,12 @@ def _hessian_products(model, theta, vectors, part, begin, end):
 FAMILIES = {}
 
 
+def mean_offset(data):
+    """The mean of the rows' offsets (0 without): what a log-link family's starting
+    intercept leaves to them."""
+    return float(np.mean(data.offset)) if data.offset.size else 0.0
+
+
 class LogLinkMean:
     """The mean of a family with the log link, for the predictions: ``exp(eta)``, which is
     its own third derivative (the second-order predictive mean's bound)."""
@@ -354,7 +360,7 @@ class LinearModel(FireflyBounds):
         return (data.kernel_X, data.kernel_y, data.weights,
                 np.ascontiguousarray(self.params(), dtype=np.float64),
                 type(self).link, type(self).link_rows, self.n_outputs, self.n_extra,
-                int(data.intercept))
+                int(data.intercept), data.offset)
 
     def loglik_derivatives(self, data, theta, order=2, full=True):
         """``sum_i w_i l_i`` at ``theta`` and, for ``order`` >= 1, its gradient and, for

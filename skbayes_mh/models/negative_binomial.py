@@ -14,7 +14,7 @@ from scipy.stats import nbinom
 
 from .._kernels._jit import jit
 from .._kernels.linear import link_rows_views
-from ._base import LinearModel, LogLinkMean
+from ._base import LinearModel, LogLinkMean, mean_offset
 from ._polygamma import (STIRLING_FROM, digamma, digamma_tail, stirling_tail, trigamma,
                          trigamma_tail)
 from ._quantiles import discrete_mixture_quantiles
@@ -143,13 +143,14 @@ class NegativeBinomialModel(LogLinkMean, LinearModel):
         return (("dispersion", np.exp, np.log),)
 
     def initial_theta(self, data, prior):
-        """Zero weights, the intercept at the log of the mean count and the dispersion from
-        the counts' first two moments (at least :data:`MIN_START_DISPERSION`)."""
+        """Zero weights, the intercept at the log of the mean count (less the mean offset),
+        and the dispersion from the counts' first two moments (at least
+        :data:`MIN_START_DISPERSION`)."""
         theta = np.zeros(self.n_params(data))
         y = np.asarray(data.y, dtype=np.float64)
         mean = max(float(np.mean(y)), 1e-3) if data.n_rows else 1.0
         if data.intercept:
-            theta[data.block - 1] = math.log(mean)
+            theta[data.block - 1] = math.log(mean) - mean_offset(data)
         excess = (float(np.var(y)) - mean) / mean**2 if data.n_rows else 1.0
         theta[-1] = math.log(max(excess, MIN_START_DISPERSION))
         return theta

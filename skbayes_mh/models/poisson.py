@@ -11,7 +11,7 @@ from scipy.special import gammaln, pdtr
 
 from .._kernels._jit import jit
 from .._kernels.linear import link_rows_views
-from ._base import LinearModel, LogLinkMean
+from ._base import LinearModel, LogLinkMean, mean_offset
 from ._quantiles import discrete_mixture_quantiles
 
 
@@ -49,11 +49,12 @@ class PoissonModel(LogLinkMean, LinearModel):
     third_derivative = (1.0, 1.0)
 
     def initial_theta(self, data, prior):
-        """Zero weights and the intercept at the log of the mean count."""
+        """Zero weights and the intercept at the log of the mean count (less the mean
+        offset)."""
         theta = np.zeros(self.n_params(data))
         if data.intercept:
             mean = float(np.mean(data.y)) if data.n_rows else 1.0
-            theta[data.block - 1] = math.log(max(mean, 1e-3))
+            theta[data.block - 1] = math.log(max(mean, 1e-3)) - mean_offset(data)
         return theta
 
     def log_likelihood(self, eta, variables, y):

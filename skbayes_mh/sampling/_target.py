@@ -443,7 +443,7 @@ def _whitened_radius(data, covariance, center):
 
 
 def _whitened_extremes(covariance, center, part, begin, end):
-    """``max x_i' C x_i`` and ``max x_i . center`` over rows ``begin..end-1`` of ``part``
+    """``max x_i' C x_i`` and ``max x_i . center + o_i`` over rows ``begin..end-1`` of ``part``
     (``x_i`` with the intercept's 1: its row and column of ``C`` are added apart, so that a
     sparse row stays sparse)."""
     D = part.n_features
@@ -459,6 +459,8 @@ def _whitened_extremes(covariance, center, part, begin, end):
         if part.intercept:
             quadratic += 2.0 * np.asarray(X @ side).ravel() + covariance[D, D]
             eta = eta + center[D]
+        if part.offset.size:
+            eta = eta + part.offset[start:stop]
         radius2 = max(radius2, float(np.max(quadratic)))
         eta_max = max(eta_max, float(np.max(eta)))
     return radius2, eta_max
