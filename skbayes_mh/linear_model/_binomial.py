@@ -1,7 +1,7 @@
 """Bayesian binomial regression for successes out of trials (logit link), sampled with
 pluggable acceptance tests."""
 import numpy as np
-from scipy.special import xlogy
+from scipy.special import gammaln, xlogy
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_array, check_consistent_length
 
@@ -158,6 +158,33 @@ class BinomialRegression(RegressorMixin, PredictiveRegressorMixin, LinearMHEstim
 
     def _family(self, acceptance=None):
         return BinomialModel()
+
+    def pointwise_log_likelihood(self, X, y):
+        """Each row's log-likelihood under every stored draw: with ``y`` as ``(successes,
+        trials)``, the row's binomial log-mass (``log C(trials, successes)`` included, for
+        PSIS-LOO and WAIC); with proportions, whose trials are not given, the per-trial
+        ``y log p + (1 - y) log(1 - p)``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_rows, n_features)
+            The rows.
+        y : array-like of shape (n_rows, 2) or (n_rows,)
+            ``(successes, trials)`` per row, or proportions.
+
+        Returns
+        -------
+        ndarray of shape (n_chains, n_draws, n_rows)
+        """
+        if np.ndim(y) != 2:
+            return super().pointwise_log_likelihood(X, y)
+        counts = np.asarray(y, dtype=np.float64)
+        proportions, trials = proportions_and_trials(counts, None)
+        per_trial = super().pointwise_log_likelihood(X, proportions)
+        successes = counts[:, 0]
+        log_choose = (gammaln(trials + 1.0) - gammaln(successes + 1.0)
+                      - gammaln(trials - successes + 1.0))
+        return trials * per_trial + log_choose
 
     def score(self, X, y, sample_weight=None):
         """:math:`D^2`: one minus the ratio of the binomial deviance of ``predict(X)`` to

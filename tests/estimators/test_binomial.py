@@ -229,3 +229,18 @@ def test_bad_trials_and_proportions_are_refused_by_name():
         BinomialRegression(**FAST).fit(X, bad)
     with pytest.raises(ValueError, match="at least one non-zero"):
         BinomialRegression(**FAST).fit(X, np.zeros((100, 2)))
+
+
+def test_pointwise_log_likelihood_is_each_row_s_binomial_mass():
+    """With ``(successes, trials)`` each row's value is SciPy's binomial log-mass under each
+    draw (PSIS-LOO's input); with proportions, the per-trial log-likelihood."""
+    X, counts = successes_of_trials(200, seed=10)
+    reg = BinomialRegression(random_state=0, **FAST).fit(X, counts)
+    coef, intercept = reg.posterior_["coef"], reg.posterior_["intercept"]
+    p = expit(X @ coef[1, 7] + intercept[1, 7])
+    successes, trials = counts.T
+    np.testing.assert_allclose(reg.pointwise_log_likelihood(X, counts)[1, 7],
+                               stats.binom.logpmf(successes, trials, p), rtol=1e-10)
+    y = successes / trials
+    np.testing.assert_allclose(reg.pointwise_log_likelihood(X, y)[1, 7],
+                               y * np.log(p) + (1 - y) * np.log1p(-p), rtol=1e-10)
