@@ -1,8 +1,10 @@
 """Bayesian ordinal regression (cumulative logit or probit) sampled with pluggable
 acceptance tests."""
+import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import StrOptions
 
+from .._core.auto import is_auto
 from ..models._prior import GAUSSIAN
 from ..models.ordinal import CumulativeModel
 from ._base import LinearMHEstimator
@@ -13,6 +15,22 @@ from ._posterior import PredictiveClassifierMixin
 #: (``log(c_j - c_{j-1})``, on the link's scale): gaps from about 0.02 to 50 (two sds),
 #: weakly informative on both the logit and the probit scale.
 GAP_PRIOR_SCALE = 2.0
+
+
+def ordered_categories(categories, labels):
+    """``categories`` as ``classes_``: the ordered classes, which must be distinct, at
+    least two, and include every label of the data (``labels``, sorted)."""
+    order = np.asarray(categories)
+    if order.ndim != 1 or order.size < 2:
+        raise ValueError(f"categories must list at least two classes, lowest first; got "
+                         f"{categories!r}.")
+    if np.unique(order).size != order.size:
+        raise ValueError(f"categories must list each class once; got {categories!r}.")
+    missing = labels[~np.isin(labels, order)]
+    if missing.size:
+        raise ValueError(f"y has labels not among the categories: {missing[:5]!r}; "
+                         f"categories is {categories!r}.")
+    return order
 
 
 @shared_docstring
@@ -28,17 +46,22 @@ class OrdinalRegression(ClassifierMixin, PredictiveClassifierMixin, LinearMHEsti
     increasing cut-points. Priors: ``w_j ~ N(0, (prior_scale / spread(x_j))^2)``
     (``spread``: see ``autoscale``), the first cut-point at the features' means ``~ N(0,
     intercept_prior_scale^2)``, and each log-gap ``log(cutpoints[k] - cutpoints[k-1]) ~
-    N(0, 2^2)``. The classes are ordered as the labels sort (as scikit-learn's
-    ``OrdinalEncoder`` orders categories): integers as numbers, strings alphabetically,
-    so give string levels as numbers (or as strings that sort in their order).
+    N(0, 2^2)``. The classes are ordered as ``categories`` lists them, by default as the
+    labels sort (as scikit-learn's ``OrdinalEncoder`` orders categories): integers as
+    numbers, strings alphabetically (``"high" < "low" < "medium"``: give such levels'
+    order with ``categories=["low", "medium", "high"]``).
     statsmodels' ``OrderedModel`` is the maximum-likelihood fit of the same model (its
     thresholds are ``cutpoints``). Firefly is not available (no bound is derived), so
     ``acceptance="firefly"`` is refused with an error.
 
     Parameters
     ----------
-    link : {{"logit", "probit"}}, default="logit"
+    link : {"logit", "probit"}, default="logit"
         ``F``: the logistic function (proportional odds) or the standard normal CDF.
+    categories : "auto" or array-like of shape (n_classes,), default="auto"
+        The classes from lowest to highest: every label ``y`` holds, and possibly levels
+        it does not (their cut-points then follow from the prior). ``"auto"``: the
+        labels in ``y``, sorted.
     acceptance : str or AcceptanceTest, default="auto"
         {acceptance_auto}
         Or ``"barker"``, ``"minibatch"``, ``"austerity"``, ``"confidence"`` (with control
@@ -84,7 +107,8 @@ class OrdinalRegression(ClassifierMixin, PredictiveClassifierMixin, LinearMHEsti
     """
 
     _fit_doc = dict(what="the weights and cut-points", y="ordered class labels ``y``",
-                    y_description="At least two classes, ordered as their labels sort.")
+                    y_description="At least two classes, ordered as ``categories`` "
+                                  "lists them (by default as their labels sort).")
     _firefly_proposal = None  # the family has no Firefly bounds
     #: The cut-points carry the location: the linear predictor's intercept is always
     #: sampled (it is the first cut-point's negative), and reported as 0.
@@ -95,9 +119,10 @@ class OrdinalRegression(ClassifierMixin, PredictiveClassifierMixin, LinearMHEsti
            for name, constraint in LinearMHEstimator._parameter_constraints.items()
            if name != "fit_intercept"},
         "link": [StrOptions({"logit", "probit"})],
+        "categories": [StrOptions({"auto"}), "array-like"],
     }
 
-    def __init__(self, *, link="logit", acceptance="auto", proposal="auto",
+    def __init__(self, *, link="logit", categories="auto", acceptance="auto", proposal="auto",
                  step_size="auto", prior_scale=1.0, autoscale=True,
                  intercept_prior_scale=10.0, temperature=1.0, n_draws="auto", max_time=None,
                  n_warmup="auto", thin="auto", n_chains=4, n_jobs=None, random_state=None,
@@ -105,6 +130,8 @@ class OrdinalRegression(ClassifierMixin, PredictiveClassifierMixin, LinearMHEsti
         self._store_parameters(locals())
 
     def _problem(self, X, y, weights, summary, acceptance):
+        if not is_auto(self.categories):
+            self.classes_ = ordered_categories(self.categories, self.classes_)
         data = self._linear_data(X, self._class_indices(y, X), weights)
         family = self._family()
         prior = self._prior(GAUSSIAN, data, summary, 1, self.prior_scale,
@@ -115,6 +142,27 @@ class OrdinalRegression(ClassifierMixin, PredictiveClassifierMixin, LinearMHEsti
     def _family(self, acceptance=None):
         classes = getattr(self, "classes_", None)
         return CumulativeModel(2 if classes is None else len(classes), self.link)
+
+    def _class_indices(self, y, X):
+        if is_auto(self.categories):
+            return super()._class_indices(y, X)
+        return self._class_observed(y).astype(np.float64)
+
+    def _class_observed(self, y):
+        """Labels ``y`` as indices into ``classes_``, in the order ``categories`` gives
+        (an error naming labels that are not among them)."""
+        if is_auto(self.categories):
+            return super()._class_observed(y)
+        y = np.asarray(y)
+        by_value = np.argsort(self.classes_, kind="stable")
+        sorted_classes = self.classes_[by_value]
+        index = np.clip(np.searchsorted(sorted_classes, y), 0, sorted_classes.size - 1)
+        unseen = sorted_classes[index] != y
+        if np.any(unseen):
+            raise ValueError(f"y has labels not among the categories: "
+                             f"{np.unique(y[unseen])[:5]!r}; categories is "
+                             f"{self.classes_!r}.")
+        return by_value[index]
 
     def _parameter_coords(self):
         """Each cut-point is named by the classes it separates (``"0|1"``)."""

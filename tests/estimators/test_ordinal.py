@@ -253,3 +253,29 @@ def test_labels_that_cannot_be_ordered_and_firefly_are_refused():
         OrdinalRegression(acceptance="firefly", **FAST).fit(X, y)
     with pytest.raises(ValueError, match="at least 2 classes"):
         OrdinalRegression(**FAST).fit(X, np.zeros(100, dtype=int))
+
+
+def test_categories_give_the_order_of_string_levels():
+    """Levels named by strings ordered by ``categories``, not alphabetically: the fit
+    recovers the generating weights and cut-points (in 4 posterior sds), names the
+    cut-points by the levels they separate and predicts levels; an alphabetical order
+    (``"auto"``) puts ``"high"`` lowest; labels outside ``categories``, a repeated category
+    and a single one are refused by name."""
+    X, classes = ordered_classes(1000, seed=7, cuts=(-0.5, 1.0))
+    levels = np.array(["low", "medium", "high"])
+    y = levels[classes]
+    clf = OrdinalRegression(categories=["low", "medium", "high"], random_state=0).fit(X, y)
+    assert list(clf.classes_) == ["low", "medium", "high"]
+    draws = np.column_stack([clf.posterior_.get("coef", flat=True),
+                             clf.posterior_.get("cutpoints", flat=True)])
+    z = (draws.mean(axis=0) - [1.0, -0.5, -0.5, 1.0]) / draws.std(axis=0)
+    assert np.all(np.abs(z) < 4), z
+    assert "cutpoints[low|medium]" in str(clf.summary(as_frame=False))
+    assert set(clf.predict(X)) <= set(levels)
+    assert list(OrdinalRegression(**FAST).fit(X, y).classes_) == ["high", "low", "medium"]
+    with pytest.raises(ValueError, match=r"labels not among the categories: .*'medium'"):
+        OrdinalRegression(categories=["low", "high"], **FAST).fit(X, y)
+    with pytest.raises(ValueError, match="each class once"):
+        OrdinalRegression(categories=["low", "low", "high"], **FAST).fit(X, y)
+    with pytest.raises(ValueError, match="at least two classes"):
+        OrdinalRegression(categories=["low"], **FAST).fit(X, y)
