@@ -256,13 +256,16 @@ posterior_ : Posterior
     (:class:`~skbayes_mh.posterior.Posterior`).
 """
 
-#: The prior entries of a classifier (Gaussian priors).
-CLASSIFIER_PRIOR_PARAMETERS = """\
+#: A classifier's ``prior_scale`` entry (Gaussian priors).
+CLASSIFIER_PRIOR_SCALE = """\
 prior_scale : float or "auto", default=1.0
     Standard deviation of the Gaussian prior on each weight: ``prior_scale /
     spread(x_j)`` on weight ``j`` with ``autoscale`` (the feature's sd, or a rare
     feature's wider reach; see ``autoscale``), ``prior_scale`` itself without.
-""" + textwrap.indent(LEARNED_PRIOR_SCALE, "    ") + AUTOSCALE_PARAMETERS + """\
+""" + textwrap.indent(LEARNED_PRIOR_SCALE, "    ")
+
+#: The prior entries of a classifier (Gaussian priors).
+CLASSIFIER_PRIOR_PARAMETERS = CLASSIFIER_PRIOR_SCALE + AUTOSCALE_PARAMETERS + """\
 intercept_prior_scale : float, default=10.0
     Standard deviation of the Gaussian prior on the intercept (each class's with several
     classes; wide by default).
@@ -270,12 +273,7 @@ intercept_prior_scale : float, default=10.0
 
 #: The prior entries of the ordinal classifier: the classifier's, its intercept's prior on
 #: the first cut-point, and no ``fit_intercept``.
-ORDINAL_PRIOR_PARAMETERS = """\
-prior_scale : float or "auto", default=1.0
-    Standard deviation of the Gaussian prior on each weight: ``prior_scale /
-    spread(x_j)`` on weight ``j`` with ``autoscale`` (the feature's sd, or a rare
-    feature's wider reach; see ``autoscale``), ``prior_scale`` itself without.
-""" + textwrap.indent(LEARNED_PRIOR_SCALE, "    ") + AUTOSCALE_PARAMETER + """\
+ORDINAL_PRIOR_PARAMETERS = CLASSIFIER_PRIOR_SCALE + AUTOSCALE_PARAMETER + """\
 intercept_prior_scale : float, default=10.0
     Standard deviation of the Gaussian prior on the first cut-point (at the features'
     means with ``autoscale``; wide by default).

@@ -96,24 +96,22 @@ def _derivatives(r_a, r_b, slope_a, slope_b, has_upper, has_lower, order, k, m, 
 
 
 @jit
+def _logistic_pieces(s):
+    """``(log S(s), log S(-s), S(s))`` of the logistic function from one ``exp(-|s|)``."""
+    small = math.exp(-abs(s))
+    log_one_plus = math.log1p(small)
+    log_s = -log_one_plus - (0.0 if s >= 0.0 else -s)
+    log_s_minus = -log_one_plus - (s if s >= 0.0 else 0.0)
+    return log_s, log_s_minus, (1.0 / (1.0 + small) if s >= 0.0 else small / (1.0 + small))
+
+
+@jit
 def _logit_terms(a, b, gap, has_upper, has_lower, order, k, m, d1, d2):
     """:func:`cumulative_link` for the logit link, with fewer transcendental functions:
     ``F(a) - F(a') = expm1(a - a') F(a') F(-a)``, every term from ``exp(-|a|)`` and
     ``exp(-|a'|)``."""
-    log_f_a = log_f_minus_a = f_a = 0.0
-    log_f_b = log_f_minus_b = f_b = 0.0
-    if has_upper:
-        small = math.exp(-abs(a))
-        log_one_plus = math.log1p(small)
-        log_f_a = -log_one_plus - (0.0 if a >= 0.0 else -a)
-        log_f_minus_a = -log_one_plus - (a if a >= 0.0 else 0.0)
-        f_a = 1.0 / (1.0 + small) if a >= 0.0 else small / (1.0 + small)
-    if has_lower:
-        small = math.exp(-abs(b))
-        log_one_plus = math.log1p(small)
-        log_f_b = -log_one_plus - (0.0 if b >= 0.0 else -b)
-        log_f_minus_b = -log_one_plus - (b if b >= 0.0 else 0.0)
-        f_b = 1.0 / (1.0 + small) if b >= 0.0 else small / (1.0 + small)
+    log_f_a, log_f_minus_a, f_a = _logistic_pieces(a) if has_upper else (0.0, 0.0, 0.0)
+    log_f_b, log_f_minus_b, f_b = _logistic_pieces(b) if has_lower else (0.0, 0.0, 0.0)
     if has_upper and has_lower:
         log_p = log_expm1(gap) + log_f_b + log_f_minus_a
     elif has_upper:

@@ -110,10 +110,9 @@ def test_numpy_side_agrees_with_the_link(link):
             u = np.append(X[i] @ theta[s, :2] + theta[s, 2], theta[s, 3:])
             value = cumulative_link(u, float(y[i]), params, 0, np.zeros(3), np.zeros((3, 3)))
             assert value == pytest.approx(loglik[s, i], rel=1e-9, abs=1e-12)
-    simulated = model.simulate(np.zeros((1, 100_000, 1)), {"cutpoints": variables["cutpoints"][:1]},
-                               rng)[0]
-    expected = model.class_probabilities(np.zeros((1, 1, 1)),
-                                         {"cutpoints": variables["cutpoints"][:1]})[0, 0]
+    first = {"cutpoints": variables["cutpoints"][:1]}
+    simulated = model.simulate(np.zeros((1, 100_000, 1)), first, rng)[0]
+    expected = model.class_probabilities(np.zeros((1, 1, 1)), first)[0, 0]
     observed = np.bincount(simulated, minlength=4) / simulated.size
     assert np.all(np.abs(observed - expected) < 4 * np.sqrt(expected / simulated.size))
 

@@ -25,6 +25,21 @@ from test_calibration import (N_RANK_DRAWS, SCALE, assert_uniform_ranks,
 pytestmark = pytest.mark.slow
 
 
+def laplace_rank(draws, theta_star, laplace):
+    """The SBC rank of ``theta_star`` among :data:`N_RANK_DRAWS` evenly spaced ``draws``
+    (one chain's, ``(n_draws, d)``) by the test quantity of every SBC here: the Mahalanobis
+    distance in the Laplace approximation at the data (``laplace``, a ``linear_target``), a
+    fixed function of the parameters and the data."""
+    draws = draws[np.linspace(0, len(draws) - 1, N_RANK_DRAWS).round().astype(int)]
+    precision = np.linalg.inv(laplace.covariance)
+
+    def quantity(theta):
+        centred = theta - laplace.mean
+        return np.einsum("...i,ij,...j->...", centred, precision, centred)
+
+    return int(np.sum(quantity(draws) < quantity(theta_star)))
+
+
 def default_fit_ranks(n_replications, n_rows, n_features, seed):
     """SBC ranks of ``MinibatchMHLogisticRegression``'s default fit (its own MAP, control
     variates, test, proposal, warm-up and thinning; one chain of 150 kept draws), on tall
@@ -45,17 +60,8 @@ def default_fit_ranks(n_replications, n_rows, n_features, seed):
                                                 n_chains=1, n_draws=150,
                                                 random_state=replication).fit(X, y)
         resolved.add((fit.acceptance_.name, fit.proposal_.name, fit.control_variates_))
-        draws = np.concatenate([fit.posterior_.get("coef", flat=True),
-                                fit.posterior_.get("intercept", flat=True)[:, None]], axis=1)
-        draws = draws[np.linspace(0, len(draws) - 1, N_RANK_DRAWS).round().astype(int)]
         laplace = linear_target(LogisticModel(), X, y, np.ones(n_features + 1))
-        precision = np.linalg.inv(laplace.covariance)
-
-        def quantity(theta):
-            centred = theta - laplace.mean
-            return np.einsum("...i,ij,...j->...", centred, precision, centred)
-
-        ranks.append(int(np.sum(quantity(draws) < quantity(theta_star))))
+        ranks.append(laplace_rank(fit._theta_draws()[0], theta_star, laplace))
     return np.array(ranks), resolved
 
 
@@ -99,16 +105,8 @@ def test_simulation_based_calibration_of_the_default_gamma_fit():
             fit = GammaRegression(prior_scale=1.0, autoscale=False, intercept_prior_scale=1.0,
                                   dispersion_prior_scale=0.2, n_chains=1, n_draws=150,
                                   random_state=replication).fit(X, y)
-        draws = fit._theta_draws()[0]
-        draws = draws[np.linspace(0, len(draws) - 1, N_RANK_DRAWS).round().astype(int)]
         laplace = linear_target(GammaModel(), X, y, scales, kind=GAUSSIAN | LOG_SCALE)
-        precision = np.linalg.inv(laplace.covariance)
-
-        def quantity(theta):
-            centred = theta - laplace.mean
-            return np.einsum("...i,ij,...j->...", centred, precision, centred)
-
-        ranks.append(int(np.sum(quantity(draws) < quantity(theta_star))))
+        ranks.append(laplace_rank(fit._theta_draws()[0], theta_star, laplace))
     assert_uniform_ranks(np.array(ranks), detectable)
 
 
@@ -135,17 +133,9 @@ def test_simulation_based_calibration_of_the_default_binomial_fit():
             fit = BinomialRegression(autoscale=False, intercept_prior_scale=1.0, n_chains=1,
                                      n_draws=150, random_state=replication).fit(
                 X, np.column_stack([successes, trials]))
-        draws = fit._theta_draws()[0]
-        draws = draws[np.linspace(0, len(draws) - 1, N_RANK_DRAWS).round().astype(int)]
         laplace = linear_target(BinomialModel(), X, successes / trials,
                                 np.ones(n_features + 1), weights=trials)
-        precision = np.linalg.inv(laplace.covariance)
-
-        def quantity(theta):
-            centred = theta - laplace.mean
-            return np.einsum("...i,ij,...j->...", centred, precision, centred)
-
-        ranks.append(int(np.sum(quantity(draws) < quantity(theta_star))))
+        ranks.append(laplace_rank(fit._theta_draws()[0], theta_star, laplace))
     assert_uniform_ranks(np.array(ranks), detectable)
 
 
@@ -179,14 +169,6 @@ def test_simulation_based_calibration_of_the_default_ordinal_fit():
             warnings.simplefilter("ignore", ConvergenceWarning)
             fit = OrdinalRegression(autoscale=False, intercept_prior_scale=1.0, n_chains=1,
                                     n_draws=150, random_state=replication).fit(X, y)
-        draws = fit._theta_draws()[0]
-        draws = draws[np.linspace(0, len(draws) - 1, N_RANK_DRAWS).round().astype(int)]
-        laplace = linear_target(model, X, y, scales)
-        precision = np.linalg.inv(laplace.covariance)
-
-        def quantity(theta):
-            centred = theta - laplace.mean
-            return np.einsum("...i,ij,...j->...", centred, precision, centred)
-
-        ranks.append(int(np.sum(quantity(draws) < quantity(theta_star))))
+        ranks.append(laplace_rank(fit._theta_draws()[0], theta_star,
+                                  linear_target(model, X, y, scales)))
     assert_uniform_ranks(np.array(ranks), detectable)
