@@ -313,7 +313,7 @@ def _logistic_spec(params):
 
     X = np.random.default_rng(0).standard_normal((20, 3))
     y = (X[:, 0] > 0).astype(np.float64)
-    return (X, y, np.ones(0), params, logistic_link, logistic_link_rows, 1, 0, 1)
+    return (X, y, np.ones(0), params, logistic_link, logistic_link_rows, 1, 0, 1, np.zeros(0))
 
 
 def _derivative_outputs(n_rows=20):
