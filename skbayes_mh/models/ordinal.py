@@ -21,7 +21,7 @@ import math
 import numpy as np
 from scipy.special import log_expit, log_ndtr, expit, ndtr
 
-from .._kernels._common import log_expm1, log_sigmoid
+from .._kernels._common import log_expm1
 from .._kernels._jit import jit
 from .._kernels.linear import link_rows_views
 from ._base import LinearModel
@@ -34,30 +34,6 @@ LOGIT, PROBIT = 0.0, 1.0
 #: Hessian holds the gaps' squares, which overflow not far beyond.
 LOG_MAX_GAP = math.log(1e100)
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
-
-
-@jit
-def _log_cdf(s, kind):
-    """``log F(s)``."""
-    if kind == LOGIT:
-        return log_sigmoid(s)
-    return log_ndtr_and_ratio(s)[0]
-
-
-@jit
-def _log_density(s, kind):
-    """``log F'(s)``."""
-    if kind == LOGIT:
-        return log_sigmoid(s) + log_sigmoid(-s)
-    return -0.5 * s * s - _LOG_SQRT_2PI
-
-
-@jit
-def _density_slope(s, kind):
-    """``F''(s) / F'(s)``: ``1 - 2 F(s)`` (logit), ``-s`` (probit)."""
-    if kind == LOGIT:
-        return 1.0 - 2.0 * math.exp(log_sigmoid(s))
-    return -s
 
 
 @jit
@@ -138,6 +114,29 @@ def _outside_support(order, d1, d2):
 
 
 @jit
+def _probit_terms(a, b, has_upper, has_lower, order, k, m, d1, d2):
+    """:func:`cumulative_link` for the probit link: ``Phi(a) - Phi(a')`` as the difference
+    of the two ``log Phi`` on the side where both lie (``Phi(-a') - Phi(-a)`` where ``a' >
+    0``), ``h(s) = -s``."""
+    if has_upper and has_lower:
+        if b > 0.0:  # both in the upper tail: Phi(-b) - Phi(-a), without cancellation
+            top = log_ndtr_and_ratio(-b)[0]
+            log_p = top + _log_one_minus_exp(log_ndtr_and_ratio(-a)[0] - top)
+        else:
+            top = log_ndtr_and_ratio(a)[0]
+            log_p = top + _log_one_minus_exp(log_ndtr_and_ratio(b)[0] - top)
+    elif has_upper:
+        log_p = log_ndtr_and_ratio(a)[0]
+    else:
+        log_p = log_ndtr_and_ratio(-b)[0]
+    if order >= 1:  # log Phi'(s) = -s^2 / 2 - log sqrt(2 pi)
+        r_a = math.exp(-0.5 * a * a - _LOG_SQRT_2PI - log_p) if has_upper else 0.0
+        r_b = math.exp(-0.5 * b * b - _LOG_SQRT_2PI - log_p) if has_lower else 0.0
+        _derivatives(r_a, r_b, -a, -b, has_upper, has_lower, order, k, m, d1, d2)
+    return log_p
+
+
+@jit
 def cumulative_link(u, y, params, order, d1, d2):
     """``log P(y | u)`` for ``u = [eta, g_1, ..., g_{K-2}]`` (``K = len(u) + 1`` classes,
     ``y`` a class index), and its gradient and Hessian in ``u``.
@@ -174,24 +173,7 @@ def cumulative_link(u, y, params, order, d1, d2):
     b = lower_cut - eta
     if kind == LOGIT:
         return _logit_terms(a, b, gap, has_upper, has_lower, order, k, m, d1, d2)
-    if has_upper and has_lower:
-        if b > 0.0:  # both in the upper tail: F(-b) - F(-a), without cancellation
-            top = _log_cdf(-b, kind)
-            log_p = top + _log_one_minus_exp(_log_cdf(-a, kind) - top)
-        else:
-            top = _log_cdf(a, kind)
-            log_p = top + _log_one_minus_exp(_log_cdf(b, kind) - top)
-    elif has_upper:
-        log_p = _log_cdf(a, kind)
-    else:
-        log_p = _log_cdf(-b, kind)
-    if order >= 1:
-        r_a = math.exp(_log_density(a, kind) - log_p) if has_upper else 0.0
-        r_b = math.exp(_log_density(b, kind) - log_p) if has_lower else 0.0
-        slope_a = _density_slope(a, kind) if order >= 2 and has_upper else 0.0
-        slope_b = _density_slope(b, kind) if order >= 2 and has_lower else 0.0
-        _derivatives(r_a, r_b, slope_a, slope_b, has_upper, has_lower, order, k, m, d1, d2)
-    return log_p
+    return _probit_terms(a, b, has_upper, has_lower, order, k, m, d1, d2)
 
 
 @jit
