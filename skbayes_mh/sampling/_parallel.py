@@ -1,5 +1,6 @@
-"""Chains side by side: one seed per chain drawn up front, chains in parallel through joblib
-(threads by default: the kernels release the GIL), and their progress."""
+"""Chains side by side: one seed per chain drawn up front, chains in parallel on joblib's
+active backend (threads of this process by default: the kernels release the GIL), and their
+progress."""
 import contextlib
 import os
 import signal
@@ -42,9 +43,10 @@ class WorkerLost:
 
 
 def run_in_parallel(function, arguments, n_jobs):
-    """``[function(*a) for a in arguments]`` through joblib, threads by default
-    (:func:`chain_jobs` of them). A ``joblib.parallel_backend`` context (Dask, Ray)
-    overrides the backend without code changes.
+    """``[function(*a) for a in arguments]`` on joblib's active backend: by default (joblib's
+    threading backend) in :func:`chain_jobs` threads of this process (:func:`_thread_tasks`).
+    A ``joblib.parallel_config`` context (loky, Dask, Ray) overrides the backend without
+    code changes.
 
     Under Dask or Ray each call is its own task, so that a worker that dies under one
     (after the backend's retries: Dask re-runs a task up to 3 times, Ray 3) loses that call
@@ -82,8 +84,9 @@ def _thread_tasks(function, arguments, jobs):
     (joblib's threading backend looks for finished calls every 10 ms, and starts a pool of
     ``jobs`` + 3 threads: 16 ms of a 32 ms default fit of 30 rows, a scikit-learn check's
     or a small grid search's). The first exception a call raises, in the calls' order, is
-    raised here; the calls still running then end in the background, as they would under
-    joblib, which cannot stop a thread either."""
+    raised here, at once: the calls still running end in the background (a thread cannot be
+    stopped; a second Ctrl-C, which raises KeyboardInterrupt here, leaves the chains to
+    their stop signal)."""
     executor = ThreadPoolExecutor(max_workers=jobs)
     try:
         futures = [executor.submit(function, *a) for a in arguments]
