@@ -70,7 +70,12 @@ def ours(name, make, power, scale, X, y, X_test, y_test, max_time):
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        fitted = make_pipeline(StandardScaler(), make(**settings)).fit(X, y)
+        try:
+            fitted = make_pipeline(StandardScaler(), make(**settings)).fit(X, y)
+        except ValueError as error:  # GammaRegression on no more rows than coefficients
+            if "more samples than coefficients" not in str(error):
+                raise
+            return [name, f"ours, prior_scale={scale!r}", "refused"] + ["-"] * 6
     wall = time.perf_counter() - start
     model = fitted[-1]
     predicted = fitted.predict(X_test)

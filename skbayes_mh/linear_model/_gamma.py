@@ -27,7 +27,9 @@ class GammaRegression(GammaDevianceScoreMixin, RegressorMixin, PredictiveRegress
     ``Gamma`` family and log link is the maximum-likelihood fit of the same model (its
     ``scale`` is ``phi``). Firefly is not available (the log-likelihood has no global
     quadratic lower bound in the linear predictor), so ``acceptance="firefly"`` is refused
-    with an error.
+    with an error. ``fit`` needs more samples than coefficients, and refuses fewer with a
+    ``ValueError``: the weights could then fit every ``log y`` exactly, and the posterior
+    would be a funnel toward dispersion 0, with no mode, that the chains do not cross.
 
     {dispersion_regression_sections}
 
@@ -56,6 +58,14 @@ class GammaRegression(GammaDevianceScoreMixin, RegressorMixin, PredictiveRegress
         if not summary["min"] > 0:
             raise ValueError(f"GammaRegression needs positive outcomes y; the smallest is "
                              f"{summary['min']!r}.")
+        n_coefficients = X.shape[1] + int(self.fit_intercept)
+        if X.shape[0] <= n_coefficients:
+            raise ValueError(
+                f"GammaRegression needs more samples than coefficients, got n_samples = "
+                f"{X.shape[0]} for {n_coefficients} coefficients: the weights can then fit "
+                f"every log y exactly, and the posterior is a funnel toward dispersion 0 "
+                f"(no mode) that the chains cannot cross. Add data or reduce the features "
+                f"first (e.g. PCA or SelectKBest in a Pipeline).")
         data = self._linear_data(X, y, weights)
         prior = self._prior(PRIORS[self.prior] | LOG_SCALE, data, summary, 1,
                             self.prior_scale, self.intercept_prior_scale,
