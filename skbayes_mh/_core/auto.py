@@ -168,10 +168,13 @@ def choose_thin(setting, acceptance, n_rows, n_params, n_draws, ess_goal=None):
     for a test reading every
     row, at what :data:`AUTO_FULL_DATA_WORK` affords and what ``n_draws`` draws need to
     reach :data:`AUTO_FULL_DATA_ESS_PER_CHAIN` (``ess_goal`` in its place when given:
-    ``n_draws="auto"``'s first round aims at the convergence check's ESS, not beyond).
+    ``n_draws="auto"``'s first round aims at the convergence check's ESS, not beyond;
+    the full-data tests then thin to the median parameter's independence instead,
+    ``AutoThin``'s ``typical``).
     """
     if not is_auto(setting):
         return int(setting)
+    explicit_goal = ess_goal is not None
     ess_goal = AUTO_FULL_DATA_ESS_PER_CHAIN if ess_goal is None else ess_goal
     if not acceptance.reads_all_rows:
         return AutoThin(AUTO_MAX_THIN, ess_goal=ess_goal, n_draws=n_draws,
@@ -180,7 +183,11 @@ def choose_thin(setting, acceptance, n_rows, n_params, n_draws, ess_goal=None):
                              AUTO_MAX_THIN))
     if affordable == 1:  # no rule to run: nor warm-up draws to keep for it (a wide model's)
         return 1
-    return AutoThin(affordable, ess_goal=ess_goal, n_draws=n_draws)
+    # Under n_draws="auto" (an ESS goal given) the rounds reach the targets: thinning
+    # only saves stored draws, and to the median parameter's independence it costs the
+    # rounds' R-hat next to nothing (by the slowest's it threw half the iterations away).
+    return AutoThin(affordable, ess_goal=ess_goal, n_draws=n_draws,
+                    typical=explicit_goal)
 
 
 def choose_warmup(setting, acceptance, proposal, shaped, n_params, schedule=None,

@@ -42,7 +42,9 @@ thin : "auto" or int, default="auto"
     independent draws for the subsampling tests and Firefly (and, for a chain that mixes
     more slowly, up to 50 as far as a bulk ESS of 250 a chain needs); for the full-data
     tests on small data (at most 2,000,000 rows x parameters x thin per draw) as far as a
-    bulk ESS of 250 a chain needs; otherwise 1.
+    bulk ESS of 250 a chain needs, and under ``n_draws="auto"`` to the median
+    parameter's independence (thinning by the slowest threw away iterations that the
+    rounds then ran again); otherwise 1.
 n_chains : int, default=4
     Independent chains, each started at its own draw of the Laplace approximation;
     R-hat compares them.

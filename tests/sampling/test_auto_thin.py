@@ -81,3 +81,29 @@ def test_cheap_iterations_thin_slow_chains_as_far_as_the_goal_needs(seed):
     assert rule(ar1(0.998, 2000, 3, seed), None) == 50
     # Independent draws: thin 1 or 2 (tau estimated near 1), as to independence.
     assert rule(np.random.default_rng(seed).standard_normal((2000, 3)), None) <= 2
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_typical_reads_the_median_parameter(seed):
+    # n_draws="auto"'s full-data rule: 30 parameters of tau = 4 and one of tau = 9 thin
+    # by the median's time (4, estimated 4 to 5; the slowest's rule gives 8 to 14),
+    # whatever the goal (the rounds reach it).
+    draws = np.hstack([ar1(0.6, 4000, 30, seed), ar1(0.8, 4000, 1, seed + 10)])
+    assert 8 <= AutoThin(20)(draws, None) <= 14
+    typical = AutoThin(20, typical=True)(draws, None)
+    assert 4 <= typical <= 5
+    assert AutoThin(20, ess_goal=100, n_draws=150, typical=True)(draws, None) == typical
+    assert AutoThin(3, typical=True)(draws, None) == 3  # the cap
+    # Independent draws: thin 1 or 2 (a time estimated near 1, rounded up).
+    independent = np.random.default_rng(seed).standard_normal((4000, 31))
+    assert AutoThin(20, typical=True)(independent, None) <= 2
+
+
+def test_full_data_tests_thin_by_the_median_under_n_draws_auto():
+    from skbayes_mh._core.auto import choose_acceptance, choose_thin
+
+    exact = choose_acceptance("metropolis", 569, 31)
+    assert choose_thin("auto", exact, 569, 31, 150, ess_goal=120.0).typical
+    assert not choose_thin("auto", exact, 569, 31, 1000).typical
+    minibatch = choose_acceptance("minibatch", 10**6, 11)
+    assert not choose_thin("auto", minibatch, 10**6, 11, 150, ess_goal=120.0).typical

@@ -289,7 +289,7 @@ def test_the_convergence_check_judges_the_sampled_coordinates():
         warnings.simplefilter("error", ConvergenceWarning)
         fit = MinibatchMHLogisticRegression(random_state=0).fit(X, y)
     assert fit.span_rank_ is not None
-    assert fit.posterior_.n_chains * fit.posterior_.n_draws < 2000  # a few hundred draws
+    assert fit.posterior_.n_draws <= 1000  # a few hundred a chain (the rounds' cap: 4,000)
     sampled = fit.diagnostics_.sampled  # what the check judged, as diagnostics_ reports it
     assert sampled.r_hat.shape == (fit.span_rank_ + 1,)  # the span's weights, the intercept
     assert sampled.r_hat.max() <= 1.01
