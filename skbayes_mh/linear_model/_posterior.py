@@ -32,10 +32,12 @@ class FittedPosterior:
     def __sklearn_is_fitted__(self):
         return hasattr(self, "posterior_")
 
-    def _predictive_mean(self, X, transform, relative=False):
+    def _predictive_mean(self, X, transform, relative=False, curvature=None):
         """The posterior-predictive mean of ``transform(eta, draws)`` at each row of ``X``,
         within ``predict_tol`` of the mean over every stored draw (that mean where it is
-        None): :func:`~skbayes_mh.linear_model._predictive.predictive_mean`.
+        None): :func:`~skbayes_mh.linear_model._predictive.predictive_mean`, given the
+        family's method named ``curvature`` (``"mean_curvature"`` or
+        ``"probability_curvature"``) where it has one.
 
         Returns
         -------
@@ -46,8 +48,10 @@ class FittedPosterior:
                                 or not tol > 0):
             raise ValueError(f"predict_tol must be a positive float or None; got {tol!r}.")
         X, coef, intercept = self._linear_draws(X)
+        family = self._family()
         return predictive_mean(X, coef, intercept, transform, tol, relative=relative,
-                               third_derivative=self._family().third_derivative_bound)
+                               third_derivative=family.third_derivative_bound,
+                               curvature=getattr(family, curvature) if curvature else None)
 
     def _predictive(self, X, transform, variance=False):
         """The mean over every stored draw (and with ``variance`` the variance) of
@@ -352,7 +356,8 @@ class PredictiveClassifierMixin:
         """Posterior-predictive probabilities: the mean over the stored draws of each
         draw's class probabilities (deterministic), within ``predict_tol`` (every draw with
         ``predict_tol=None``)."""
-        return self._predictive_mean(X, self._probabilities)
+        return self._predictive_mean(X, self._probabilities,
+                                     curvature="probability_curvature")
 
     @with_sections(_CLASS_COLUMNS)
     def predict_log_proba(self, X):
@@ -454,7 +459,7 @@ class PredictiveRegressorMixin:
         if not return_std:
             return self._predictive_mean(
                 X, lambda eta, draws: family.mean(eta, self._parameter_draws(draws)),
-                relative=True)
+                relative=True, curvature="mean_curvature")
         variables = self._parameter_draws()
         mean, spread = self._predictive(X, lambda eta: family.mean(eta, variables),
                                         variance=True)

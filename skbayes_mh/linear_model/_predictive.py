@@ -89,7 +89,7 @@ def row_blocks(X, n_draws, n_outputs):
 
 
 def predictive_mean(X, coef, intercept, transform, tol, relative=False,
-                    third_derivative=None):
+                    third_derivative=None, curvature=None):
     """The mean over the stored draws of ``transform(eta, draws)`` for each row of ``X``:
     the second-order estimate where its error bound is within ``tol``, the mean over every
     draw elsewhere; in blocks of rows on every core.
@@ -115,6 +115,11 @@ def predictive_mean(X, coef, intercept, transform, tol, relative=False,
         ``third_derivative(low, high)``: for one linear predictor, a bound on the absolute
         third derivative of ``f`` over ``[low, high]`` (arrays of shape (rows,)), the same
         for each of ``f``'s values; None: every draw for every row.
+    curvature : callable or None, default=None
+        ``curvature(mu)`` for ``mu`` of shape (rows,): ``transform``'s values at ``mu`` and
+        their second derivatives in it, each of ``transform``'s value shape per row (the
+        family's ``mean_curvature`` or ``probability_curvature``); None: second
+        differences of ``transform``.
 
     Returns
     -------
@@ -133,7 +138,8 @@ def predictive_mean(X, coef, intercept, transform, tol, relative=False,
     second_order = None
     if (tol is not None and third_derivative is not None and draws.n_outputs == 1
             and coef.shape[2] + 1 <= SECOND_ORDER_MAX_SHARE * draws.n_draws):
-        second_order = SecondOrder(coef[:, 0], intercept[:, 0], third_derivative)
+        second_order = SecondOrder(coef[:, 0], intercept[:, 0], third_derivative,
+                                   curvature)
 
     def within(estimate, bound):
         allowed = tol
@@ -174,9 +180,12 @@ class SecondOrder:
     intercepts : ndarray of shape (n_draws,)
     third_derivative : callable
         ``third_derivative(low, high)``: a bound on ``|f3|`` over each row's interval.
+    curvature : callable or None, default=None
+        ``curvature(mu)``: ``f(mu)`` and ``f2(mu)`` (:func:`predictive_mean`); None: ``f2``
+        from second differences of the transform.
     """
 
-    def __init__(self, weights, intercepts, third_derivative):
+    def __init__(self, weights, intercepts, third_derivative, curvature=None):
         theta = np.column_stack([weights, intercepts])
         self.mean = theta.mean(axis=0)
         centred = theta - self.mean
@@ -192,6 +201,7 @@ class SecondOrder:
         self.radius = float(np.sqrt(np.max(np.einsum("sk,sk->s", whitened, whitened),
                                            initial=0.0)))
         self.third_derivative = third_derivative
+        self.curvature = curvature
 
     def estimate(self, X, transform):
         """Each row's second-order estimate ``(rows, ...)`` of the mean of ``transform``
@@ -200,6 +210,22 @@ class SecondOrder:
         products += self.intercept_columns
         centre, spread = products[:, 0], products[:, 1:]
         variance = np.einsum("rk,rk->r", spread, spread)
+        if self.curvature is not None:
+            estimate, second = self.curvature(centre)
+            expand = (slice(None),) + (None,) * (estimate.ndim - 1)
+            second *= (0.5 * variance)[expand]
+            estimate += second
+        else:
+            estimate = self._second_differences(centre, variance, transform)
+        sd = np.sqrt(variance)
+        reach = self.radius * sd
+        bound = self.third_derivative(centre - reach, centre + reach)
+        bound *= (self.radius / 6.0) * variance * sd
+        return estimate, bound
+
+    @staticmethod
+    def _second_differences(centre, variance, transform):
+        """``f(mu) + f2(mu) v / 2`` with ``f2`` from second differences of ``transform``."""
         step = np.abs(centre)
         step += 1.0
         step *= CURVATURE_STEP
@@ -211,8 +237,4 @@ class SecondOrder:
         estimate -= 2.0 * at[1]
         estimate *= (0.5 * variance / (step * step))[expand]
         estimate += at[1]
-        sd = np.sqrt(variance)
-        reach = self.radius * sd
-        bound = self.third_derivative(centre - reach, centre + reach)
-        bound *= (self.radius / 6.0) * variance * sd
-        return estimate, bound
+        return estimate

@@ -116,6 +116,12 @@ class LogLinkMean:
     def mean(self, eta, variables):
         return np.exp(eta[..., 0])
 
+    @staticmethod
+    def mean_curvature(eta):
+        """The mean ``exp(eta)`` and its second derivative, the same."""
+        mean = np.exp(eta)
+        return mean, mean.copy()
+
     def third_derivative_bound(self, low, high):
         """The mean ``exp(eta)`` is its own third derivative, largest at ``high``."""
         return np.exp(high)
@@ -291,6 +297,13 @@ class LinearModel(FireflyBounds):
     #: prediction skip the draws where the posterior is narrow
     #: (``linear_model._predictive.SecondOrder``). None: predictions from draws alone.
     third_derivative_bound = None
+    #: With ``third_derivative_bound``: ``mean_curvature(eta)`` (a regressor's family) or
+    #: ``probability_curvature(eta)`` (a classifier's), the predictions at ``eta`` (shape
+    #: (n_rows,)) and their second derivatives in it, each shaped as the predictions
+    #: (``(n_rows,)``, or ``(n_rows, n_classes)``); None: the second-order path takes
+    #: second differences of the predictions instead.
+    mean_curvature = None
+    probability_curvature = None
 
     # --- what a model may override -------------------------------------------------------
 
@@ -531,8 +544,17 @@ class BinaryModel(LinearModel):
     outcome = "classes"
     inverse_link = None
     log_inverse_link = None
-    #: ``F'''(eta)``, an even function for a symmetric ``F``.
+    #: ``F''(eta)`` and ``F'''(eta)``, an odd and an even function for a symmetric ``F``.
+    inverse_link_second_derivative = None
     inverse_link_third_derivative = None
+
+    def probability_curvature(self, eta):
+        """``[1 - F(eta), F(eta)]`` and their second derivatives ``[-F'', F'']``, each of
+        shape (n_rows, 2)."""
+        value = self.inverse_link(eta)
+        second = self.inverse_link_second_derivative(eta)
+        return (np.column_stack([1.0 - value, value]),
+                np.column_stack([-second, second]))
 
     def third_derivative_bound(self, low, high):
         """The largest ``|F'''|`` over ``[low, high]`` (``1 - F`` has the same), at most:

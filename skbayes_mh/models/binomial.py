@@ -41,6 +41,10 @@ class BinomialModel(LogisticModel):
         """The success probability ``S(eta)``."""
         return expit(eta[..., 0])
 
+    def mean_curvature(self, eta):
+        """The success probability and its second derivative."""
+        return expit(eta), self.inverse_link_second_derivative(eta)
+
     def noise_variance(self, eta, variables):
         """A new row of one trial: ``S(eta) (1 - S(eta))``."""
         p = expit(eta[..., 0])

@@ -82,6 +82,12 @@ class LogisticModel(BinaryModel):
     log_inverse_link = staticmethod(log_expit)
 
     @staticmethod
+    def inverse_link_second_derivative(eta):
+        """``s (1 - s) (1 - 2 s)`` for ``s = expit(eta)``."""
+        s = expit(eta)
+        return s * (1.0 - s) * (1.0 - 2.0 * s)
+
+    @staticmethod
     def inverse_link_third_derivative(eta):
         """``s (1 - s) (1 - 6 s + 6 s^2)`` for ``s = expit(eta)``."""
         s = expit(eta)

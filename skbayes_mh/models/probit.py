@@ -91,6 +91,11 @@ class ProbitModel(BinaryModel):
     log_inverse_link = staticmethod(log_ndtr)
 
     @staticmethod
+    def inverse_link_second_derivative(eta):
+        """``-eta phi(eta)``."""
+        return -eta * np.exp(-0.5 * eta * eta) / np.sqrt(2.0 * np.pi)
+
+    @staticmethod
     def inverse_link_third_derivative(eta):
         """``(eta^2 - 1) phi(eta)``."""
         return (eta * eta - 1.0) * np.exp(-0.5 * eta * eta) / np.sqrt(2.0 * np.pi)

@@ -343,6 +343,11 @@ class StudentTModel(LinearModel):
     def mean(self, eta, variables):
         return eta[..., 0]
 
+    @staticmethod
+    def mean_curvature(eta):
+        """The mean is ``eta`` itself: no curvature."""
+        return eta.copy(), np.zeros_like(eta)
+
     def third_derivative_bound(self, low, high):
         """The mean is ``eta`` itself."""
         return np.zeros(np.shape(low))

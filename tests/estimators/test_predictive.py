@@ -5,7 +5,8 @@ import pytest
 from scipy import stats
 from sklearn.datasets import load_breast_cancer, load_iris
 
-from skbayes_mh import (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
+from skbayes_mh import (BinomialRegression, FireflySoftmaxClassifier,
+                        MinibatchMHLogisticRegression,
                         MinibatchMHPoissonRegression, RobustTRegression)
 from skbayes_mh.models.poisson import poisson_mixture_quantiles
 from skbayes_mh.models.student_t import student_t_mixture_quantiles
@@ -344,11 +345,13 @@ def test_a_narrow_posterior_predicts_without_draws_and_a_wide_one_from_every_dra
     assert evaluated["short"] > 0
 
 
-@pytest.mark.parametrize("family", ["logistic", "probit", "poisson", "robust"])
+@pytest.mark.parametrize("family", ["logistic", "probit", "poisson", "robust", "binomial"])
 def test_the_second_order_error_bound_holds_at_every_row(family):
     """``SecondOrder``: the estimate ``f(mu) + f2(mu) v / 2`` differs from the mean over
     every draw by at most its bound at every row (a deterministic bound: no tolerance but
-    rounding), on a posterior wide enough (60 rows) that the remainder is not negligible."""
+    rounding), on a posterior wide enough (60 rows) that the remainder is not negligible;
+    with the family's second derivative (``mean_curvature``, ``probability_curvature``)
+    as with second differences of the predictions, which agree to their rounding."""
     from skbayes_mh.linear_model._predictive import SecondOrder
 
     rng = np.random.default_rng(21)
@@ -361,6 +364,10 @@ def test_the_second_order_error_bound_holds_at_every_row(family):
     elif family == "poisson":
         fit, y = MinibatchMHPoissonRegression(n_draws=300, n_warmup=300, random_state=0), \
             rng.poisson(np.exp(0.5 + 0.5 * eta))
+    elif family == "binomial":
+        trials = rng.integers(1, 4, size=60)
+        fit = BinomialRegression(n_draws=300, n_warmup=300, random_state=0)
+        y = np.column_stack([rng.binomial(trials, 1 / (1 + np.exp(-eta))), trials])
     else:
         fit, y = RobustTRegression(n_draws=300, n_warmup=300, random_state=0), \
             eta + rng.standard_t(5, size=60)
@@ -372,15 +379,23 @@ def test_the_second_order_error_bound_holds_at_every_row(family):
     else:
         def transform(eta, draws):
             return family_model.mean(eta, {})
+    curvature = (family_model.probability_curvature if family in ("logistic", "probit")
+                 else family_model.mean_curvature)
     X_test = rng.normal(size=(500, 3)) * 1.5
     X_all, coef, intercept = fit._linear_draws(X_test)
-    estimate, bound = SecondOrder(coef[:, 0], intercept[:, 0],
-                                  family_model.third_derivative_bound).estimate(X_all,
-                                                                               transform)
     eta_all = X_all @ coef[:, 0].T + intercept[:, 0]
     exact = transform(eta_all.T[:, :, None], np.arange(eta_all.shape[1])).mean(axis=0)
-    error = np.abs(estimate - exact).reshape(bound.size, -1).max(axis=1)
-    assert np.all(error <= bound + 1e-9 * (1 + np.abs(exact).reshape(bound.size, -1).max(1)))
+    scale = 1 + np.abs(exact).reshape(len(X_test), -1).max(1)
+    estimates = []
+    for analytic in (None, curvature):
+        estimate, bound = SecondOrder(coef[:, 0], intercept[:, 0],
+                                      family_model.third_derivative_bound,
+                                      analytic).estimate(X_all, transform)
+        error = np.abs(estimate - exact).reshape(bound.size, -1).max(axis=1)
+        assert np.all(error <= bound + 1e-9 * scale)
+        estimates.append(estimate)
+    difference = np.abs(estimates[0] - estimates[1]).reshape(bound.size, -1).max(axis=1)
+    assert np.all(difference <= 1e-7 * scale)
     if family == "robust":
         assert np.all(bound == 0)
     else:
