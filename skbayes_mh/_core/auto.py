@@ -183,11 +183,12 @@ def choose_thin(setting, acceptance, n_rows, n_params, n_draws, ess_goal=None):
                              AUTO_MAX_THIN))
     if affordable == 1:  # no rule to run: nor warm-up draws to keep for it (a wide model's)
         return 1
-    # Under n_draws="auto" (an ESS goal given) the rounds reach the targets: thinning
-    # only saves stored draws, and to the median parameter's independence it costs the
-    # rounds' R-hat next to nothing (by the slowest's it threw half the iterations away).
-    return AutoThin(affordable, ess_goal=ess_goal, n_draws=n_draws,
-                    typical=explicit_goal)
+    if explicit_goal:
+        # Under n_draws="auto" the rounds reach the targets: thinning only saves stored
+        # draws, and to the median parameter's independence it costs the rounds' R-hat
+        # next to nothing (by the slowest's it threw half the iterations away).
+        return AutoThin(affordable, typical=True)
+    return AutoThin(affordable, ess_goal=ess_goal, n_draws=n_draws)
 
 
 def choose_warmup(setting, acceptance, proposal, shaped, n_params, schedule=None,
