@@ -544,15 +544,15 @@ class BinaryModel(LinearModel):
     outcome = "classes"
     inverse_link = None
     log_inverse_link = None
-    #: ``F''(eta)`` and ``F'''(eta)``, an odd and an even function for a symmetric ``F``.
-    inverse_link_second_derivative = None
+    #: ``inverse_link_curvature(eta)``: ``F(eta)`` and ``F''(eta)`` (an odd function for a
+    #: symmetric ``F``), from one evaluation of ``F``; ``F'''(eta)``, an even one.
+    inverse_link_curvature = None
     inverse_link_third_derivative = None
 
     def probability_curvature(self, eta):
         """``[1 - F(eta), F(eta)]`` and their second derivatives ``[-F'', F'']``, each of
         shape (n_rows, 2)."""
-        value = self.inverse_link(eta)
-        second = self.inverse_link_second_derivative(eta)
+        value, second = self.inverse_link_curvature(eta)
         return (np.column_stack([1.0 - value, value]),
                 np.column_stack([-second, second]))
 

@@ -43,7 +43,7 @@ class BinomialModel(LogisticModel):
 
     def mean_curvature(self, eta):
         """The success probability and its second derivative."""
-        return expit(eta), self.inverse_link_second_derivative(eta)
+        return self.inverse_link_curvature(eta)
 
     def noise_variance(self, eta, variables):
         """A new row of one trial: ``S(eta) (1 - S(eta))``."""

@@ -82,10 +82,10 @@ class LogisticModel(BinaryModel):
     log_inverse_link = staticmethod(log_expit)
 
     @staticmethod
-    def inverse_link_second_derivative(eta):
-        """``s (1 - s) (1 - 2 s)`` for ``s = expit(eta)``."""
+    def inverse_link_curvature(eta):
+        """``s = expit(eta)`` and ``s (1 - s) (1 - 2 s)``."""
         s = expit(eta)
-        return s * (1.0 - s) * (1.0 - 2.0 * s)
+        return s, s * (1.0 - s) * (1.0 - 2.0 * s)
 
     @staticmethod
     def inverse_link_third_derivative(eta):

@@ -91,9 +91,9 @@ class ProbitModel(BinaryModel):
     log_inverse_link = staticmethod(log_ndtr)
 
     @staticmethod
-    def inverse_link_second_derivative(eta):
-        """``-eta phi(eta)``."""
-        return -eta * np.exp(-0.5 * eta * eta) / np.sqrt(2.0 * np.pi)
+    def inverse_link_curvature(eta):
+        """``Phi(eta)`` and ``-eta phi(eta)``."""
+        return ndtr(eta), -eta * np.exp(-0.5 * eta * eta) / np.sqrt(2.0 * np.pi)
 
     @staticmethod
     def inverse_link_third_derivative(eta):
