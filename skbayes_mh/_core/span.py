@@ -62,8 +62,9 @@ def span_applies(data, prior):
     """Whether :func:`row_span` can reduce ``data`` under ``prior``: rows in memory (an
     array, a memory map or a CSR matrix), Gaussian priors centred at 0 on the weights with the
     same scale for every output, and the rows' shape within :data:`SPAN_MAX_ROWS` or
-    :data:`SPAN_MAX_COLUMN_WORK`."""
-    if data.distributed or prior.kind & 3 != GAUSSIAN:
+    :data:`SPAN_MAX_COLUMN_WORK`, and no group-level effects (their sds are sampled: the
+    split of the weights is exact for fixed scales only)."""
+    if data.distributed or prior.kind & 3 != GAUSSIAN or prior.scale_of.size:
         return False
     n, D = data.n_rows, data.n_features
     if D < 2 or n < 1:

@@ -16,6 +16,14 @@ With feature ``means`` (not empty), each block's intercept ``b_k`` is replaced i
 by the intercept at the mean of the features, ``b_k + means . w_k``: the intercept of
 centred predictors, as in rstanarm, so that its prior does not depend on where the
 features' origin lies.
+
+Group-level effects (``scale_of`` not empty, one entry per coordinate): a coordinate with
+``scale_of[k] = a >= 0`` is a group's effect, centred, ``theta_k ~ N(locations_k,
+exp(theta_a)^2)``, whose log sd ``theta_a`` is sampled with it; that coordinate has
+``scale_of[a] = GROUP_SD`` and the sd a half-normal prior of scale ``scales[a]``: ``log p =
+eta - exp(2 eta) / (2 scales[a]^2)`` in ``eta = log sd`` (Jacobian included). The sds'
+coordinates come last; ``LOG_SCALE`` then marks the last coordinate before them. Entries
+of -1 keep the base prior.
 """
 import math
 
@@ -28,6 +36,11 @@ GAUSSIAN = 1
 LAPLACE = 2
 #: Flag: the last coordinate is ``log s`` with ``s ~ Exponential(mean=scales[-1])``.
 LOG_SCALE = 4
+#: ``scale_of[a]`` of a group-level sd's coordinate (its log), half-normal of scale
+#: ``scales[a]``; ``scale_of[k] = a`` then makes coordinate ``k`` an effect of that sd.
+GROUP_SD = -2
+#: ``scale_of[k]`` of a coordinate under the base prior.
+BASE = -1
 
 
 @jit
@@ -50,6 +63,10 @@ def log_prior_and_gradient(prior, theta, want_grad, gradient):
     power = prior.power
     d = theta.shape[0]
     base = prior.kind & 3
+    if prior.scale_of.shape[0] > 0:
+        total += _group_terms(prior, theta, want_grad, gradient)
+        while d > 0 and prior.scale_of[d - 1] == GROUP_SD:
+            d -= 1
     if prior.kind & LOG_SCALE:
         d -= 1
         eta = theta[d]
@@ -59,9 +76,12 @@ def log_prior_and_gradient(prior, theta, want_grad, gradient):
     if base == 0:
         return power * total
     centred = prior.means.shape[0] > 0 and prior.intercept == 1
+    grouped = prior.scale_of.shape[0] > 0
     for k in range(d):
         if centred and k < prior.n_outputs * prior.block and k % prior.block == prior.block - 1:
             continue  # a centred intercept: below, with its block
+        if grouped and prior.scale_of[k] != BASE:
+            continue  # a group's effect: in _group_terms
         value, slope = _base(base, theta[k] - prior.locations[k], prior.scales[k], want_grad)
         total += value
         if want_grad:
@@ -82,3 +102,28 @@ def log_prior_and_gradient(prior, theta, want_grad, gradient):
                 for j in range(n_features):
                     gradient[start + j] += power * prior.means[j] * slope
     return power * total
+
+
+@jit
+def _group_terms(prior, theta, want_grad, gradient):
+    """The group-level effects' and their sds' part of :func:`log_prior_and_gradient`
+    (see the module's docstring), before ``prior.power`` multiplies it; with
+    ``want_grad``, its gradient (times ``prior.power``) added to ``gradient``."""
+    total = 0.0
+    power = prior.power
+    for k in range(theta.shape[0]):
+        a = prior.scale_of[k]
+        if a == GROUP_SD:
+            eta = theta[k]
+            spread = math.exp(2.0 * eta) / prior.scales[k] ** 2
+            total += eta - 0.5 * spread
+            if want_grad:
+                gradient[k] += power * (1.0 - spread)
+        elif a >= 0:
+            eta = theta[a]
+            z = (theta[k] - prior.locations[k]) * math.exp(-eta)
+            total += -0.5 * z * z - eta
+            if want_grad:
+                gradient[k] += power * (-z * math.exp(-eta))
+                gradient[a] += power * (z * z - 1.0)
+    return total

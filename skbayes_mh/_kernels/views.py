@@ -101,9 +101,9 @@ def firefly_model_view(model):
 
 @jit(inline="always")
 def prior_view(prior):
-    kind, scales, locations, means, n_outputs, block, intercept, power = prior
+    kind, scales, locations, means, n_outputs, block, intercept, power, scale_of = prior
     return Prior(kind, borrow(scales), borrow(locations), borrow(means), n_outputs, block,
-                 intercept, power)
+                 intercept, power, borrow(scale_of))
 
 
 @jit(inline="always")

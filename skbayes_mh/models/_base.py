@@ -16,6 +16,15 @@ from .._kernels.passes import linear_derivatives
 from ._firefly import FireflyBounds
 from ._optimize import find_map, laplace_covariance, low_rank_laplace, newton_map
 
+
+#: The empirical-Bayes search of group-level sds (``LinearModel._group_laplace``): at most
+#: this many MAP searches, stopping once no sd's log moves by more than the tolerance, and
+#: no sd below this share of its hyperprior's scale (data that say nothing of a term's
+#: effects would drive its sd to 0, where the joint density has no maximum).
+GROUP_SD_MAX_ITERATIONS = 30
+GROUP_SD_TOLERANCE = 0.01
+GROUP_SD_MIN_RATIO = 1e-3
+
 #: Rows of the random subsample whose MAP starts Newton's method on a tall data set.
 MAP_SUBSAMPLE_ROWS = 50_000
 #: Two searches of the MAP from different starts whose negative log posteriors differ by
@@ -485,6 +494,9 @@ class LinearModel(FireflyBounds):
             at the last point the search evaluated with a full Hessian (within about 0.01
             posterior sd of ``theta_map``): the control variates' centre, at no extra pass.
         """
+        if prior.group_sds.size:
+            return self._group_laplace(data, prior, inv_temperature, full, theta0,
+                                       random_state)
         smooth = not (prior.kind & 3 == 2)  # a Laplace prior is not differentiable at 0
         starts = self.initial_thetas(data, prior) if theta0 is None else [theta0]
         start, n_passes, self.searched_modes = starts[0], 0.0, []
@@ -514,6 +526,54 @@ class LinearModel(FireflyBounds):
         reference = objective.last if full and objective.last is not None and np.array_equal(
             objective.last[0], theta) else None
         return theta, covariance, n_passes + passes, reference
+
+    def _group_laplace(self, data, prior, inv_temperature, full, theta0, random_state):
+        """:meth:`laplace` with group-level effects (``prior.group_sds``): the joint
+        density of centred effects and their sds has no maximum (it grows without bound
+        as an sd and its effects go to 0 together), so the centre is the empirical-Bayes
+        point instead: each sd at the value that maximises the evidence of the model with
+        the sds fixed (MacKay's fixed point, as ``_evidence.py`` for one global scale: ``sd^2
+        = q / gamma``, ``q`` the sum of the term's squared MAP effects, ``gamma`` the
+        number of them the data determine), the effects and the other coordinates at their
+        MAP given the sds. Each sd's log gets the variance ``1 / (2 gamma + 2 sd^2 /
+        scale^2)`` (the curvature of the profile evidence in it, with the hyperprior's) and
+        no covariance with the rest. The chains then sample the joint posterior exactly;
+        this only places and shapes them."""
+        sds = prior.group_sds
+        effects = [np.flatnonzero(prior.scale_of == a) for a in sds]
+        log_sds = np.log(prior.scales[sds])  # start at the hyperprior's scale
+        theta, n_passes, gammas = theta0, 0.0, np.ones(sds.size)
+        for _ in range(GROUP_SD_MAX_ITERATIONS):
+            fixed = prior.with_group_sds(log_sds)
+            theta, covariance, passes, reference = self.laplace(
+                data, fixed, inv_temperature, full, theta0=theta, random_state=random_state)
+            n_passes += passes
+            variances = np.diag(covariance) if np.ndim(covariance) == 2 else covariance
+            updated = log_sds.copy()
+            for t, members in enumerate(effects):
+                sd2 = np.exp(2.0 * log_sds[t])
+                m = members.size
+                q = float(np.sum((theta[members] - prior.locations[members]) ** 2))
+                gamma = m - float(np.sum(variances[members])) / sd2
+                gammas[t] = min(max(gamma, 1e-3), float(m))
+                step = 0.5 * np.log(max(q, 1e-300) / gammas[t]) - log_sds[t]
+                updated[t] = log_sds[t] + np.clip(step, -1.0, 1.0)
+            updated = np.maximum(updated, np.log(prior.scales[sds] * GROUP_SD_MIN_RATIO))
+            moved, log_sds = float(np.max(np.abs(updated - log_sds))), updated
+            if moved < GROUP_SD_TOLERANCE:
+                break
+        theta = np.array(theta, dtype=np.float64)
+        theta[sds] = log_sds
+        sd_variances = 1.0 / (2.0 * gammas + 2.0 * np.exp(2.0 * log_sds)
+                              / prior.scales[sds] ** 2)
+        covariance = np.array(covariance, dtype=np.float64)
+        if covariance.ndim == 2:
+            covariance[sds, :] = 0.0
+            covariance[:, sds] = 0.0
+            covariance[sds, sds] = sd_variances
+        else:
+            covariance[sds] = sd_variances
+        return theta, covariance, n_passes, reference
 
 
 

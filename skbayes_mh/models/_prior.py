@@ -3,11 +3,12 @@ gradient (through the same kernel the samplers use), and its precision for the L
 approximation."""
 import numpy as np
 
-from .._kernels.priors import GAUSSIAN, LAPLACE, LOG_SCALE, NO_PRIOR, log_prior_and_gradient
+from .._kernels.priors import (BASE, GAUSSIAN, GROUP_SD, LAPLACE, LOG_SCALE, NO_PRIOR,
+                               log_prior_and_gradient)
 from .._kernels.specs import Prior
 from .._passes import column_slices
 
-__all__ = ["BuiltinPrior", "GAUSSIAN", "LAPLACE", "LOG_SCALE", "NO_PRIOR"]
+__all__ = ["BASE", "BuiltinPrior", "GAUSSIAN", "GROUP_SD", "LAPLACE", "LOG_SCALE", "NO_PRIOR"]
 
 
 class BuiltinPrior:
@@ -34,10 +35,15 @@ class BuiltinPrior:
         Whether the weights' scales are to be multiplied by a scale the data choose before
         sampling (``prior_scale="auto"``, :func:`~skbayes_mh.models._evidence.
         evidence_scale`); the kernels never see this.
+    scale_of : array-like of shape (d,) or None
+        Group-level effects and their sds (see ``_kernels/priors.py``): ``scale_of[k] = a``
+        makes coordinate ``k`` an effect ``N(locations_k, exp(theta_a)^2)``,
+        ``GROUP_SD`` makes it the log of a half-normal sd of scale ``scales_k`` (the last
+        coordinates), ``BASE`` leaves it to the base prior; None: no group-level effects.
     """
 
     def __init__(self, kind, scales, locations=None, means=None, n_outputs=1, block=None,
-                 intercept=False, power=1.0, learn_scale=False):
+                 intercept=False, power=1.0, learn_scale=False, scale_of=None):
         self.kind = int(kind)
         self.scales = np.ascontiguousarray(scales, dtype=np.float64)
         d = self.scales.size
@@ -50,6 +56,11 @@ class BuiltinPrior:
         self.intercept = bool(intercept)
         self.power = float(power)
         self.learn_scale = bool(learn_scale)
+        self.scale_of = (np.zeros(0, dtype=np.int64) if scale_of is None
+                         else np.ascontiguousarray(scale_of, dtype=np.int64))
+        if self.scale_of.size not in (0, d):
+            raise ValueError(f"scale_of needs one entry per coordinate ({d}); got "
+                             f"{self.scale_of.size}.")
 
     @classmethod
     def flat(cls, n_params):
@@ -68,7 +79,26 @@ class BuiltinPrior:
         mask[:n_linear] = True
         if self.intercept:
             mask[self.block - 1:n_linear:self.block] = False
+        if self.scale_of.size:
+            mask &= self.scale_of == BASE
         return mask
+
+    @property
+    def group_sds(self):
+        """The coordinates of the group-level sds' logs, shape (n_terms,)."""
+        return np.flatnonzero(self.scale_of == GROUP_SD)
+
+    def with_group_sds(self, log_sds):
+        """This prior with the group-level sds fixed at ``exp(log_sds)`` (one per
+        :attr:`group_sds`, in order): each effect Gaussian of its sd, and each sd's log
+        coordinate Gaussian of scale 1 about ``log_sds`` (its maximum there; the
+        likelihood does not read it). The prior of an empirical-Bayes search."""
+        scales, locations = self.scales.copy(), self.locations.copy()
+        for a, log_sd in zip(self.group_sds, log_sds):
+            scales[self.scale_of == a] = np.exp(log_sd)
+            scales[a], locations[a] = 1.0, log_sd
+        return BuiltinPrior(self.kind, scales, locations, self.means if self.means.size
+                            else None, self.n_outputs, self.block, self.intercept, self.power)
 
     def with_weight_scale(self, scale):
         """This prior with every weight's scale multiplied by ``scale`` (the intercepts'
@@ -76,11 +106,12 @@ class BuiltinPrior:
         scales = self.scales.copy()
         scales[self.weight_mask()] *= scale
         return BuiltinPrior(self.kind, scales, self.locations, self.means if self.means.size
-                            else None, self.n_outputs, self.block, self.intercept, self.power)
+                            else None, self.n_outputs, self.block, self.intercept, self.power,
+                            scale_of=self.scale_of if self.scale_of.size else None)
 
     def as_named(self):
         return Prior(self.kind, self.scales, self.locations, self.means, self.n_outputs,
-                     self.block, int(self.intercept), self.power)
+                     self.block, int(self.intercept), self.power, self.scale_of)
 
     def as_tuple(self):
         """The plain tuple the entry kernels take."""
@@ -100,19 +131,39 @@ class BuiltinPrior:
         d = self.n_params
         diagonal = np.zeros(d)
         rank_ones = []
-        n_base = d - 1 if self.kind & LOG_SCALE else d
+        n_base = d - self.group_sds.size
+        grouped = self.scale_of.size > 0
+        if self.kind & LOG_SCALE:
+            n_base -= 1
+            diagonal[n_base] += np.exp(theta[n_base]) / self.scales[n_base]
         if self.kind & 3:
             inverse_square = 1.0 / self.scales[:n_base] ** 2
             centred = self.means.size > 0 and self.intercept
             for k in range(n_base):
                 in_block = k < self.n_outputs * self.block
+                if grouped and self.scale_of[k] != BASE:
+                    continue
                 if centred and in_block and k % self.block == self.block - 1:
                     rank_ones.append((inverse_square[k], k - (self.block - 1), k + 1))
                 else:
                     diagonal[k] += inverse_square[k]
-        if self.kind & LOG_SCALE:
-            diagonal[d - 1] += np.exp(theta[d - 1]) / self.scales[d - 1]
+        if grouped:
+            self._add_group_precision(theta, diagonal)
         return diagonal, rank_ones
+
+    def _add_group_precision(self, theta, diagonal):
+        """The group-level terms' part of the precision's diagonal at ``theta``: ``1 /
+        sd^2`` on each effect, and on each sd's log its half-normal's ``2 sd^2 / scale^2``
+        plus ``2 z_k^2`` over its effects (``z_k`` the effect over its sd). The terms
+        between an effect and its sd are left out: what is kept is positive definite
+        everywhere (the full Hessian is not, away from the mode), which is what a
+        proposal's shape and a Newton step need."""
+        for a in self.group_sds:
+            effects = np.flatnonzero(self.scale_of == a)
+            sd = np.exp(theta[a])
+            z = (theta[effects] - self.locations[effects]) / sd
+            diagonal[effects] += 1.0 / sd**2
+            diagonal[a] += 2.0 * sd**2 / self.scales[a] ** 2 + 2.0 * float(z @ z)
 
     def precision(self, theta, diagonal=False):
         """``-d^2 log p / d theta^2`` at ``theta`` (``(d, d)``, or its diagonal ``(d,)`` with
