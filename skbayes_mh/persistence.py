@@ -18,6 +18,7 @@ from .acceptance import ACCEPTANCE_TESTS
 from .acceptance.correction import CorrectionDistribution
 from .consensus import ConsensusMonteCarlo
 from .linear_model import ESTIMATORS
+from .linear_model._groups import GroupTerms
 from .posterior import Posterior
 from .proposals import PROPOSALS
 
@@ -35,4 +36,4 @@ SKOPS_TRUSTED_TYPES = sorted(
                             CorrectionDistribution)]
     + [_name(cls) for cls in ACCEPTANCE_TESTS.values()]
     + [_name(cls) for cls in PROPOSALS.values()]
-    + ["sklearn.utils._bunch.Bunch"])
+    + [_name(GroupTerms), "sklearn.utils._bunch.Bunch"])

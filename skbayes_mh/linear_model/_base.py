@@ -9,6 +9,8 @@ import dataclasses
 import numbers
 import time
 
+import numpy as np
+
 from sklearn.base import BaseEstimator, is_classifier
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
@@ -23,7 +25,9 @@ from .._validation import (MIN_TEMPERATURE, check_draws_memory, check_file_uncha
 from ..acceptance import ACCEPTANCE_TESTS, AcceptanceTest, resolve_acceptance
 from ..proposals import PROPOSALS, Proposal
 from ..sampling._schedule import check_temperature
+from .._dask import is_dask_array
 from ._docs import EXPOSURE_PARAMETER, FIT_DOCSTRING
+from ._groups import GroupTerms, check_group_effects
 from ._inputs import class_indices, exposure_offset, fit_data, linear_data, sparse_layout
 from ._posterior import _USER_FRAME, FittedPosterior
 from ._priors import estimator_prior
@@ -64,6 +68,8 @@ class LinearMHEstimator(StoredParameters, FittedPosterior, BaseEstimator):
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "predict_tol": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "group_effects": [list, tuple, dict, str, Interval(numbers.Integral, None, None,
+                                                           closed="neither"), None],
     }
 
     #: The proposal ``proposal="auto"`` gives Firefly (which has the model's gradient).
@@ -107,9 +113,12 @@ class LinearMHEstimator(StoredParameters, FittedPosterior, BaseEstimator):
         started = time.perf_counter()
         source = file_state(X)  # a memory-mapped X's file must not change during the fit
         classes = is_classifier(self)
+        terms, X, labels = self._group_split(X, summary)
         X, y, weights, own_summary = self._fit_data(X, y, sample_weight, classes)
         offset = exposure_offset(exposure, X)
         summary = own_summary if summary is None else summary
+        if terms is not None:
+            X, summary = self._group_design(terms, X, labels, summary)
         if classes:
             check_classification_targets(summary["classes"])
             self.classes_ = summary["classes"]
@@ -132,6 +141,8 @@ class LinearMHEstimator(StoredParameters, FittedPosterior, BaseEstimator):
         # (never a test on the model's bounds: the family does not depend on it).
         acceptance = None if is_auto(self.acceptance) else resolve_acceptance(self.acceptance)
         family, data, prior = self._problem(X, y, weights, summary, acceptance)
+        if terms is not None:
+            prior = terms.grouped_prior(prior, self._n_numeric)
         if offset is not None:
             data = dataclasses.replace(data, offset=offset)
         if source is None:  # not memory-mapped: the rows are in memory already
@@ -180,6 +191,41 @@ class LinearMHEstimator(StoredParameters, FittedPosterior, BaseEstimator):
         self._set_posterior(result.draws, result.stats, family, result.levels,
                             result.test_error, result.stopped, result.checked)
         return self
+
+    def _group_split(self, X, summary):
+        """With ``group_effects`` (the estimators of one linear predictor have it): the
+        grouping (:class:`~skbayes_mh.linear_model._groups.GroupTerms`), the columns the
+        model reads as features and each grouping column's labels; else ``(None, X,
+        None)``, and a previous fit's grouping is forgotten."""
+        group_effects = check_group_effects(getattr(self, "group_effects", None))
+        if group_effects is None:
+            for name in ("_group_terms", "_n_numeric", "group_levels_"):
+                self.__dict__.pop(name, None)
+            return None, X, None
+        if summary is not None:
+            raise ValueError("group_effects is not supported in a consensus fit (each shard "
+                             "would see other groups).")
+        if is_dask_array(X):
+            raise TypeError("group_effects needs X in memory (an array or a DataFrame); got "
+                            "a dask.array.")
+        terms = GroupTerms(group_effects, X)
+        return (terms, *terms.split(X))
+
+    def _group_design(self, terms, X, labels, summary):
+        """The model's ``X`` with the effects' columns beside the numeric ``X`` and the
+        summary extended to them; sets the fitted grouping and ``n_features_in_`` (every
+        column of ``fit``'s ``X``, the grouping columns included)."""
+        terms.fit_levels(labels)
+        self._n_numeric = X.shape[1]
+        self.n_features_in_ = terms.n_columns
+        if terms.column_names is not None:
+            self.feature_names_in_ = np.asarray(terms.column_names, dtype=object)
+        else:
+            self.__dict__.pop("feature_names_in_", None)
+        self._group_terms = terms
+        self.group_levels_ = {name: levels for name, levels in zip(terms.labels,
+                                                                   terms.levels)}
+        return terms.augmented(X, labels), terms.extended_summary(summary)
 
     def _problem(self, X, y, weights, summary, acceptance):
         """The estimator's own part of ``fit``: its checks of ``y`` (a classifier's

@@ -98,6 +98,7 @@ class BinomialRegression(RegressorMixin, PredictiveRegressorMixin, LinearMHEstim
     {proposal_parameters}
     {classifier_prior_parameters}
     {sampling_parameters}
+    {group_effects_parameter}
 
     Attributes
     ----------
@@ -138,7 +139,7 @@ class BinomialRegression(RegressorMixin, PredictiveRegressorMixin, LinearMHEstim
                  intercept_prior_scale=10.0, temperature=1.0, n_draws="auto", max_time=None,
                  n_warmup="auto", thin="auto", n_chains=4, n_jobs=None, random_state=None,
                  verbose=0, warm_start=False,
-                 predict_tol=1e-4):
+                 predict_tol=1e-4, group_effects=None):
         self._store_parameters(locals())
 
     def _fit_data(self, X, y, sample_weight=None, classes=False):

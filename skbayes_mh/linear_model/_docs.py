@@ -289,7 +289,27 @@ intercept_ : float
     Posterior mean of the intercept (0 without one).
 """
 
-BLOCKS = {"sampling_parameters": SAMPLING_PARAMETERS, "fitted_attributes": FITTED_ATTRIBUTES,
+#: ``Parameters`` entry of the group-level effects, for the estimators of one linear
+#: predictor (``_groups.py``).
+GROUP_EFFECTS_PARAMETER = """\
+group_effects : list, dict or None, default=None
+    Group-level ("random") effects: the grouping columns of ``X`` (labels: strings,
+    integers or categories, by name for a DataFrame or by position), each giving an
+    intercept per group, ``["carrier"]``; or a dict from grouping column to the numeric
+    columns whose slopes also vary by group, ``{"carrier": ["distance"]}``. Several
+    groupings may be crossed or nested. Each term's effects are ``N(0, sd^2)`` with ``sd``
+    sampled (half-normal prior of the scale of a weight of the term's variable); the
+    effects are sampled as themselves (centred), which suits groups that each hold enough
+    rows to inform their effect. ``posterior_`` then holds ``group_effects`` (named
+    ``intercept|carrier[AA]``) and ``group_sd`` (``intercept|carrier``), and the fitted
+    ``group_effects_``, ``group_sd_`` and ``group_levels_`` (each grouping's levels) are
+    set; ``coef_`` covers the other columns. A level unseen in ``fit`` is predicted at the
+    population level with a new group's effect drawn at each stored draw's sd. Not with a
+    sparse or Dask ``X``, nor in a consensus fit.
+"""
+
+BLOCKS = {"sampling_parameters": SAMPLING_PARAMETERS,
+          "group_effects_parameter": GROUP_EFFECTS_PARAMETER, "fitted_attributes": FITTED_ATTRIBUTES,
           "acceptance_auto": ACCEPTANCE_AUTO, "count_acceptance": COUNT_ACCEPTANCE,
           "count_prior_parameters": COUNT_PRIOR_PARAMETERS,
           "regression_attributes": REGRESSION_ATTRIBUTES,
@@ -299,7 +319,7 @@ BLOCKS = {"sampling_parameters": SAMPLING_PARAMETERS, "fitted_attributes": FITTE
           "dispersion_regression_sections": (
               "Parameters\n----------\n" + COUNT_ACCEPTANCE + PROPOSAL_PARAMETERS
               + COUNT_PRIOR_PARAMETERS + DISPERSION_PARAMETERS + SAMPLING_PARAMETERS
-              + "\nAttributes\n----------\n" + REGRESSION_ATTRIBUTES + DISPERSION_ATTRIBUTES
+              + GROUP_EFFECTS_PARAMETER + "\nAttributes\n----------\n" + REGRESSION_ATTRIBUTES + DISPERSION_ATTRIBUTES
               + FITTED_ATTRIBUTES),
           "proposal_parameters": PROPOSAL_PARAMETERS,
           "autoscale_parameters": AUTOSCALE_PARAMETERS,

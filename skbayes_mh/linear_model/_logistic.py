@@ -45,6 +45,7 @@ class MinibatchMHLogisticRegression(ClassifierMixin, PredictiveClassifierMixin,
     {proposal_parameters}
     {classifier_prior_parameters}
     {sampling_parameters}
+    {group_effects_parameter}
 
     Attributes
     ----------
@@ -92,7 +93,7 @@ class MinibatchMHLogisticRegression(ClassifierMixin, PredictiveClassifierMixin,
                  intercept_prior_scale=10.0, temperature=1.0, n_draws="auto", max_time=None,
                  n_warmup="auto", thin="auto", n_chains=4, n_jobs=None, random_state=None,
                  verbose=0, warm_start=False,
-                 predict_tol=1e-4):
+                 predict_tol=1e-4, group_effects=None):
         self._store_parameters(locals())
 
     def _problem(self, X, y, weights, summary, acceptance):
@@ -153,7 +154,7 @@ class MinibatchMHLogisticRegression(ClassifierMixin, PredictiveClassifierMixin,
         check_is_fitted(self)
         X = self._checked_X(X)
         reference = checked_reference_proba(reference_proba, X.shape[0])
-        coef, intercept = self.posterior_["coef"], self.posterior_["intercept"]
+        coef, intercept = self._coef_draws(flat=False), self.posterior_["intercept"]
         counts = np.arange(1, self.posterior_.n_draws + 1)
         risk = np.empty((self.posterior_.n_chains, self.posterior_.n_draws))
         for chain in range(self.posterior_.n_chains):

@@ -38,6 +38,7 @@ class MinibatchMHPoissonRegression(PoissonDevianceScoreMixin, RegressorMixin,
     {proposal_parameters}
     {count_prior_parameters}
     {sampling_parameters}
+    {group_effects_parameter}
 
     Attributes
     ----------
@@ -83,7 +84,7 @@ class MinibatchMHPoissonRegression(PoissonDevianceScoreMixin, RegressorMixin,
                  intercept_prior_scale=10.0, temperature=1.0, n_draws="auto", max_time=None,
                  n_warmup="auto", thin="auto", n_chains=4, n_jobs=None, random_state=None,
                  verbose=0, warm_start=False,
-                 predict_tol=1e-4):
+                 predict_tol=1e-4, group_effects=None):
         self._store_parameters(locals())
 
     def _problem(self, X, y, weights, summary, acceptance):

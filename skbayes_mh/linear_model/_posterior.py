@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import is_classifier
 from sklearn.metrics import d2_tweedie_score
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .._core.convergence import diagnose
 from .._docstrings import with_sections
@@ -84,15 +84,45 @@ class FittedPosterior:
 
     def _checked_X(self, X):
         """``X`` for prediction: float64, finite, the fitted number of features; a sparse
-        matrix stays sparse (CSR)."""
-        return validate_data(self, X, dtype=np.float64, accept_sparse="csr", reset=False)
+        matrix stays sparse (CSR). With group-level effects, the model's ``X``: the numeric
+        columns, the effects' columns and each term's unseen-level column (what
+        :meth:`_coef_draws` multiplies)."""
+        terms = getattr(self, "_group_terms", None)
+        if terms is None:
+            return validate_data(self, X, dtype=np.float64, accept_sparse="csr", reset=False)
+        numeric, labels = terms.split(X)
+        numeric = check_array(numeric, dtype=np.float64, accept_sparse="csr")
+        return terms.augmented(numeric, labels, new_columns=True)
+
+    def _coef_draws(self, flat=True):
+        """Every stored draw's weights as :meth:`_checked_X`'s columns multiply them:
+        ``(n_chains * n_draws, ...)`` with ``flat``, else ``(n_chains, n_draws, ...)``.
+        With group-level effects: the population-level weights, the effects, zeros for
+        the sds' columns and one new group's effect per term (``_groups.py``)."""
+        get = ((lambda name: self.posterior_.get(name, flat=True)) if flat
+               else (lambda name: self.posterior_[name]))
+        terms = getattr(self, "_group_terms", None)
+        if terms is None:
+            return get("coef")
+        sd = get("group_sd")
+        new = terms.new_group_effects(sd.reshape(-1, sd.shape[-1])).reshape(sd.shape)
+        return np.concatenate([get("coef"), get("group_effects"), np.zeros(sd.shape), new],
+                              axis=-1)
+
+    def _n_model_features(self):
+        """The columns of the model's ``X`` in ``fit`` (with group-level effects, theirs
+        and the sds' included)."""
+        terms = getattr(self, "_group_terms", None)
+        if terms is None:
+            return self.n_features_in_
+        return self._n_numeric + terms.n_effects + terms.n_terms
 
     def _linear_draws(self, X):
         """``X`` validated, and every stored draw's weights ``(n_chains * n_draws,
         n_outputs, n_features)`` and intercepts ``(n_chains * n_draws, n_outputs)``."""
         check_is_fitted(self)
         X = self._checked_X(X)
-        coef = self.posterior_.get("coef", flat=True)
+        coef = self._coef_draws()
         intercept = self.posterior_.get("intercept", flat=True)
         if coef.ndim == 2:  # a single output
             coef, intercept = coef[:, None, :], intercept[:, None]
@@ -219,7 +249,9 @@ class FittedPosterior:
         ``checked``: the draws the convergence warning judges (a span fit's sampled
         coordinates: :attr:`~skbayes_mh._core.fit.FitResult.checked`)."""
         family = self._family() if family is None else family
-        variables = family.posterior_variables(draws, self.n_features_in_, self.fit_intercept)
+        variables = family.posterior_variables(draws, self._n_model_features(),
+                                               self.fit_intercept)
+        variables = self._grouped_variables(variables)
         self.posterior_ = Posterior(variables, stats)
         self.diagnostics_ = diagnose(self.posterior_, type(self).__name__, _USER_FRAME + 1,
                                      levels, test_error, coords=self._parameter_coords(),
@@ -280,8 +312,29 @@ class FittedPosterior:
             features = [f"x{j}" for j in range(self.n_features_in_)]
         several = self.posterior_["coef"].ndim == 4  # (chain, draw, class, feature)
         classes = list(self.classes_) if several and hasattr(self, "classes_") else None
-        return {"coef": [classes, features] if several else [features],
-                "intercept": [classes]}
+        coords = {"coef": [classes, features] if several else [features],
+                  "intercept": [classes]}
+        terms = getattr(self, "_group_terms", None)
+        if terms is not None:
+            numeric = [features[j] for j in terms.numeric]
+            coords["coef"] = [numeric]
+            coords["group_effects"] = [terms.effect_names(numeric)]
+            coords["group_sd"] = [terms.term_names(numeric)]
+        return coords
+
+    def _grouped_variables(self, variables):
+        """``variables`` with group-level effects' columns taken out of ``coef``: the
+        effects as ``group_effects``, their sds as ``group_sd`` (from the sampled logs)."""
+        terms = getattr(self, "_group_terms", None)
+        if terms is None:
+            return variables
+        n, E = self._n_numeric, terms.n_effects
+        coef = variables.pop("coef")
+        grouped = {"coef": coef[..., :n], "intercept": variables.pop("intercept"),
+                   "group_effects": coef[..., n:n + E],
+                   "group_sd": np.exp(coef[..., n + E:n + E + terms.n_terms])}
+        grouped.update(variables)
+        return grouped
 
     def _other_parameters(self):
         """Names of the posterior variables beyond ``coef`` and ``intercept``."""
@@ -289,7 +342,12 @@ class FittedPosterior:
 
     def _theta_draws(self):
         """Draws of theta ``(n_chains, n_draws, d)``: the inverse of :meth:`_set_posterior`."""
-        return self._family().theta_draws(self.posterior_.draws, self.fit_intercept)
+        variables = dict(self.posterior_.draws)
+        if getattr(self, "_group_terms", None) is not None:
+            variables["coef"] = np.concatenate(
+                [variables["coef"], variables.pop("group_effects"),
+                 np.log(variables.pop("group_sd"))], axis=-1)
+        return self._family().theta_draws(variables, self.fit_intercept)
 
     def _parameter_draws(self, draws=None):
         """Every draw (chains merged) of each parameter beyond ``coef`` and ``intercept``;

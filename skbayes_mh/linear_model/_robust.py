@@ -58,6 +58,7 @@ class RobustTRegression(RegressorMixin, PredictiveRegressorMixin, LinearMHEstima
         the test).
     {proposal_parameters}
     {sampling_parameters}
+    {group_effects_parameter}
 
     Attributes
     ----------
@@ -107,7 +108,7 @@ class RobustTRegression(RegressorMixin, PredictiveRegressorMixin, LinearMHEstima
                  proposal="auto", step_size="auto", temperature=1.0, n_draws="auto",
                  max_time=None, n_warmup="auto", thin="auto", n_chains=4, n_jobs=None,
                  random_state=None, verbose=0, warm_start=False,
-                 predict_tol=1e-4):
+                 predict_tol=1e-4, group_effects=None):
         self._store_parameters(locals())
 
     def _problem(self, X, y, weights, summary, acceptance):
@@ -138,7 +139,7 @@ class RobustTRegression(RegressorMixin, PredictiveRegressorMixin, LinearMHEstima
         return StudentTModel(self.nu, self.scale)
 
     def _draws(self):
-        return (self.posterior_.get("coef", flat=True),
+        return (self._coef_draws(),
                 self.posterior_.get("intercept", flat=True),
                 self.posterior_.get("scale", flat=True))
 

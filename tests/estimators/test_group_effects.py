@@ -1,0 +1,172 @@
+"""Group-level effects (``group_effects``): the hierarchical prior's density against SciPy,
+the sampled posterior against a long exact chain of the same model written independently
+(a user's row model through :func:`skbayes_mh.sample`), and the API's promises (pipelines,
+unseen levels, names, clear errors)."""
+import numba
+import numpy as np
+import pytest
+from scipy import stats
+
+from skbayes_mh import MinibatchMHLogisticRegression, MinibatchMHPoissonRegression
+from skbayes_mh.models._prior import BASE, GAUSSIAN, GROUP_SD, LOG_SCALE, BuiltinPrior
+
+from _models import long_metropolis_chain, quiet_fit
+from _stats import assert_same_distribution
+
+N_GROUPS = 6
+
+
+def grouped_logistic(n=300, sd=0.8, seed=0):
+    """``n`` rows, one feature and ``N_GROUPS`` groups of equal size with intercepts of
+    ``sd``: ``(X, y, X_reference)``, ``X`` with the group label as its last column and
+    ``X_reference`` the rows as the reference model reads them, ``[x, group, y]``."""
+    rng = np.random.default_rng(seed)
+    group = np.arange(n) % N_GROUPS
+    x = rng.normal(size=n)
+    effects = rng.normal(0.0, sd, N_GROUPS)
+    y = (rng.random(n) < 1.0 / (1.0 + np.exp(-(0.8 * x - 0.3 + effects[group])))).astype(float)
+    X = np.column_stack([x, group])
+    return X, y, np.column_stack([x, group, y])
+
+
+@numba.njit(cache=True)
+def grouped_logistic_loglik(theta, data, i):
+    """The reference's row log-likelihood, ``theta = [w, u_1..u_G, log sd]`` (the
+    estimator's layout without an intercept: its ``_theta_draws``)."""
+    eta = theta[0] * data[i, 0] + theta[1 + int(data[i, 1])]
+    return data[i, 2] * eta - max(eta, 0.0) - np.log1p(np.exp(-abs(eta)))
+
+
+@numba.njit(cache=True)
+def grouped_logistic_log_prior(theta):
+    """``w ~ N(0, 1)``, ``u_g ~ N(0, sd^2)``, ``sd ~ HalfNormal(1)`` sampled as ``log sd``
+    (the estimator's prior with ``autoscale=False``)."""
+    log_sd = theta[-1]
+    sd = np.exp(log_sd)
+    total = -0.5 * theta[0] ** 2 + log_sd - 0.5 * sd * sd
+    for k in range(1, theta.size - 1):
+        total += -0.5 * (theta[k] / sd) ** 2 - log_sd
+    return total
+
+
+def test_group_prior_matches_scipy():
+    """The kernel's hierarchical prior (``scale_of``) and its gradient: effects normal of
+    their term's sd, the sd half-normal (sampled as its log, Jacobian included), beside a
+    base Gaussian prior and a family's log-scale coordinate."""
+    scale_of = np.array([BASE, BASE, 7, 7, 7, BASE, BASE, GROUP_SD])
+    scales = np.array([1.5, 2.0, 1.0, 1.0, 1.0, 3.0, 2.0, 0.7])
+    rng = np.random.default_rng(0)
+    for kind in (GAUSSIAN, GAUSSIAN | LOG_SCALE):
+        prior = BuiltinPrior(kind, scales, block=6, intercept=True, scale_of=scale_of)
+
+        def reference(t):
+            sd = np.exp(t[7])
+            value = (stats.norm.logpdf(t[:2], 0, scales[:2]).sum()
+                     + stats.norm.logpdf(t[5], 0, 3.0) + stats.norm.logpdf(t[2:5], 0, sd).sum()
+                     + stats.halfnorm.logpdf(sd, scale=0.7) + t[7])
+            if kind & LOG_SCALE:
+                return value + stats.expon.logpdf(np.exp(t[6]), scale=2.0) + t[6]
+            return value + stats.norm.logpdf(t[6], 0, 2.0)
+
+        for _ in range(5):
+            theta, step = rng.normal(size=8), rng.normal(size=8)
+            value, gradient = prior.log_density(theta, want_grad=True)
+            moved, _ = prior.log_density(theta + step)
+            np.testing.assert_allclose(moved - value, reference(theta + step) - reference(theta),
+                                       rtol=1e-10, atol=1e-10)
+            numeric = [(reference(theta + 1e-6 * e) - reference(theta - 1e-6 * e)) / 2e-6
+                       for e in np.eye(8)]
+            np.testing.assert_allclose(gradient, numeric, rtol=1e-6, atol=1e-6)
+
+
+#: The estimator's settings for the posterior of :func:`grouped_logistic_log_prior`: no
+#: intercept, which the effects then carry (with one, it moves with every effect, and a
+#: random-walk reference needs ten times the steps to resolve the same errors).
+REFERENCE_SETTINGS = dict(group_effects=[1], autoscale=False, fit_intercept=False)
+
+
+@pytest.fixture(scope="module")
+def long_chain():
+    """Every tenth draw of 400,000 random-walk Metropolis steps on the reference model,
+    started at and scaled by a short fit (bulk ESS about 10,000 on every coordinate)."""
+    X, y, rows = grouped_logistic()
+    pilot = quiet_fit(MinibatchMHLogisticRegression(
+        **REFERENCE_SETTINGS, n_draws=500, n_chains=2, random_state=2), X, y)
+    draws = pilot._theta_draws().reshape(-1, N_GROUPS + 2)
+    return long_metropolis_chain(grouped_logistic_loglik, grouped_logistic_log_prior, rows,
+                                 draws.mean(axis=0), 0.8 * draws.std(axis=0), 400_000)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("acceptance, n_draws", [("auto", 5000), ("barker", 12000)])
+def test_random_intercepts_match_an_independent_long_chain(acceptance, n_draws, long_chain):
+    """Each group's effect, the group sd and the weight: the estimator's draws against a
+    long random-walk Metropolis chain of the same posterior written as a user's row model
+    (another path through the kernels, and a prior written here), every mean and sd within
+    Monte Carlo error, at a size that sees a 0.1 sd shift or a 10% sd error (Barker's test
+    accepts about half as often as Metropolis's: twice the draws)."""
+    X, y, _ = grouped_logistic()
+    fit = quiet_fit(MinibatchMHLogisticRegression(
+        **REFERENCE_SETTINGS, acceptance=acceptance, n_draws=n_draws, n_chains=4,
+        random_state=0), X, y)
+    assert_same_distribution(fit._theta_draws(), long_chain[None], label=acceptance)
+
+
+@pytest.mark.slow
+def test_grouped_fit_in_a_pipeline_names_effects_and_predicts_unseen_groups():
+    """Default settings in a pipeline whose ColumnTransformer scales the numeric column and
+    passes the group labels (strings) through: converged, effects and sd named, a level
+    unseen in fit predicted at the population level averaged over a new group's effect
+    (between the extreme groups' predictions, and not the population's own)."""
+    pd = pytest.importorskip("pandas")
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y, _ = grouped_logistic(n=3000, sd=1.0, seed=1)
+    frame = pd.DataFrame({"x": X[:, 0], "carrier": [f"c{int(g)}" for g in X[:, 1]]})
+    columns = ColumnTransformer([("scale", StandardScaler(), ["x"])], remainder="passthrough",
+                                verbose_feature_names_out=False).set_output(transform="pandas")
+    model = make_pipeline(columns, MinibatchMHLogisticRegression(group_effects=["carrier"],
+                                                                 random_state=0))
+    quiet_fit(model, frame, y)
+    clf = model[-1]
+    assert max(np.max(v) for v in clf.diagnostics_["r_hat"].values()) <= 1.01
+    table = clf.summary(as_frame=False)
+    assert "group_effects[intercept|carrier[c0]]" in table.index
+    assert "group_sd[intercept|carrier]" in table.index
+    assert clf.group_effects_.shape == (N_GROUPS,) and clf.coef_.shape == (1, 1)
+    unseen = frame.iloc[:1].assign(carrier="new", x=0.0)
+    seen = pd.concat([frame.iloc[:1].assign(carrier=f"c{g}", x=0.0) for g in range(N_GROUPS)])
+    p_new = model.predict_proba(unseen)[0, 1]
+    p_seen = model.predict_proba(seen)[:, 1]
+    assert p_seen.min() < p_new < p_seen.max()
+    population = 1.0 / (1.0 + np.exp(-clf.intercept_[0]))
+    # A new group's effect spreads the log-odds: the mean probability moves toward 1/2.
+    assert abs(p_new - 0.5) < abs(population - 0.5)
+    np.testing.assert_array_equal(model.predict_proba(unseen), model.predict_proba(unseen))
+
+
+def test_group_effects_refuse_bad_input():
+    """A missing label, a single group, a grouping column that is not there, a sparse X
+    and a consensus-style summary each get an error that names the problem."""
+    X, y, _ = grouped_logistic(n=60)
+    fast = dict(n_draws=20, n_warmup=20, n_chains=1)
+    labels = X[:, 1].astype(object)
+    labels[3] = None
+    X_missing = np.column_stack([X[:, 0], labels])
+    with pytest.raises(ValueError, match="missing label .* row 3"):
+        MinibatchMHLogisticRegression(group_effects=[1], **fast).fit(X_missing, y)
+    with pytest.raises(ValueError, match="single group"):
+        MinibatchMHLogisticRegression(group_effects=[1], **fast).fit(
+            np.column_stack([X[:, 0], np.zeros(60)]), y)
+    with pytest.raises(ValueError, match="out of range"):
+        MinibatchMHLogisticRegression(group_effects=[5], **fast).fit(X, y)
+    with pytest.raises(ValueError, match="no column names"):
+        MinibatchMHLogisticRegression(group_effects=["carrier"], **fast).fit(X, y)
+    with pytest.raises(TypeError, match="sparse"):
+        import scipy.sparse as sp
+        MinibatchMHLogisticRegression(group_effects=[1], **fast).fit(sp.csr_array(X), y)
+    with pytest.raises(ValueError, match="must be numeric"):
+        MinibatchMHPoissonRegression(group_effects=[1], **fast).fit(
+            np.column_stack([np.array(["a"] * 60, dtype=object), X[:, 1]]), y)
