@@ -34,6 +34,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._data import kernel_csr
+from ..models._prior import BASE, GROUP_SD, BuiltinPrior
+from ._inputs import AUTO_SPARSE_DENSITY
 
 #: The seed of the new-group effects that ``predict`` draws for unseen levels.
 NEW_GROUP_SEED = 20261203
@@ -245,12 +247,14 @@ class GroupTerms:
 
     def augmented(self, numeric, labels, new_columns=False):
         """The model's ``X``: the numeric columns then :meth:`design`'s, as CSR where at
-        most a fifth of its values are non-zero, else a dense float64 array."""
+        most ``AUTO_SPARSE_DENSITY`` of its values are non-zero (the rule of
+        ``_inputs.sparse_layout``, here without building the dense array first), else a
+        dense float64 array."""
         block = self.design(numeric, labels, new_columns)
         n = numeric.shape[0]
         width = numeric.shape[1] + block.shape[1]
         nonzero = (numeric.nnz if sp.issparse(numeric) else np.count_nonzero(numeric)) + block.nnz
-        if nonzero <= 0.2 * n * width:
+        if nonzero <= AUTO_SPARSE_DENSITY * n * width:
             return kernel_csr(sp.hstack([sp.csr_array(numeric), block], format="csr"))
         return np.ascontiguousarray(np.hstack([np.asarray(numeric, dtype=np.float64),
                                                block.toarray()]))
@@ -283,8 +287,6 @@ class GroupTerms:
         under its sd (``scale_of``) and each sd's log under a half-normal of the scale of
         the term's variable's weight (an intercept term: that of a standardised feature's,
         ``prior_scale`` times the outcome's scale)."""
-        from ..models._prior import BASE, GROUP_SD, BuiltinPrior
-
         if prior.n_outputs != 1:
             raise ValueError("group_effects supports models of one linear predictor.")
         scale_of = np.full(prior.n_params, BASE, dtype=np.int64)
