@@ -48,10 +48,21 @@ def _per_parameter(function, draws, **kwargs):
     return np.asarray(values).reshape(np.shape(draws)[2:])
 
 
-#: Parameters per block of the batched diagnostics. It bounds their temporaries (the FFT's
-#: above all): at 4 chains of 1,000 draws, about 14 MB a thread, against about 100 MB with
-#: 256 (which were no faster), so that the diagnostics of a wide fit add little to its draws.
+#: Draws (all chains' of all its parameters) per block of the batched diagnostics: 32
+#: parameters at 4 chains of 1,000 draws. It bounds their temporaries (the FFT's above
+#: all): about 14 MB a thread, against about 100 MB with 8 times as many (which were no
+#: faster), so that the diagnostics of a wide fit add little to its draws. Shorter chains
+#: take more parameters a block, whose fixed cost (some forty NumPy calls) otherwise ruled:
+#: 50,000 parameters of 5 draws took 1.7 s in blocks of 32.
+DIAGNOSTICS_BLOCK_DRAWS = 128_000
+#: The fewest parameters a block holds, however long the chains.
 DIAGNOSTICS_BLOCK = 32
+
+
+def _block_size(n_chains, n_draws):
+    """Parameters per block for chains of ``n_draws``: :data:`DIAGNOSTICS_BLOCK_DRAWS` draws
+    in all, at least :data:`DIAGNOSTICS_BLOCK` parameters."""
+    return max(DIAGNOSTICS_BLOCK, DIAGNOSTICS_BLOCK_DRAWS // max(1, n_chains * n_draws))
 
 
 def _batched(statistic, draws, n_values=1):
@@ -65,15 +76,16 @@ def _batched(statistic, draws, n_values=1):
     if flat.shape[1] < 4:
         return result
 
+    size = _block_size(flat.shape[0], flat.shape[1])
+
     def block_statistics(start):
-        block = np.ascontiguousarray(np.moveaxis(flat[:, :, start:start + DIAGNOSTICS_BLOCK],
-                                                 2, 0))
+        block = np.ascontiguousarray(np.moveaxis(flat[:, :, start:start + size], 2, 0))
         valid = ~np.isnan(block).any(axis=(1, 2))
         if valid.any():
             values = statistic(block[valid])
             result[start:start + block.shape[0]][valid] = values.reshape(len(values), n_values)
 
-    map_on_cores(block_statistics, range(0, flat.shape[2], DIAGNOSTICS_BLOCK))
+    map_on_cores(block_statistics, range(0, flat.shape[2], size))
     return result
 
 

@@ -71,12 +71,22 @@ def test_batched_diagnostics_equal_arviz_stats(name):
             np.testing.assert_allclose(values, reference, rtol=1e-12, err_msg=key)
 
 
-def test_blocks_do_not_change_the_result(monkeypatch):
+@pytest.mark.parametrize("smallest, draws_per_block", [(7, 1), (1, 4 * 1000 * 3)])
+def test_blocks_do_not_change_the_result(monkeypatch, smallest, draws_per_block):
     draws = CASES["ar-0.9"]
     whole = diagnostics.convergence_statistics(draws)
-    monkeypatch.setattr(diagnostics, "DIAGNOSTICS_BLOCK", 7)
+    monkeypatch.setattr(diagnostics, "DIAGNOSTICS_BLOCK", smallest)
+    monkeypatch.setattr(diagnostics, "DIAGNOSTICS_BLOCK_DRAWS", draws_per_block)
+    # The same to rounding: NumPy's sums over a block's rows may pair terms by its length.
     for a, b in zip(whole, diagnostics.convergence_statistics(draws)):
-        np.testing.assert_array_equal(a, b)
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_shorter_chains_take_more_parameters_a_block():
+    assert diagnostics._block_size(4, 1000) == diagnostics.DIAGNOSTICS_BLOCK
+    assert diagnostics._block_size(4, 10**6) == diagnostics.DIAGNOSTICS_BLOCK
+    assert (diagnostics._block_size(1, 5)
+            == diagnostics.DIAGNOSTICS_BLOCK_DRAWS // 5 > diagnostics.DIAGNOSTICS_BLOCK)
 
 
 @pytest.mark.parametrize("levels", [None, 1, 3, 40])
