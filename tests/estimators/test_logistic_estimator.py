@@ -98,20 +98,6 @@ def test_same_draws_for_any_n_jobs(binary):
     assert not np.array_equal(one.posterior_["coef"], other_seed.posterior_["coef"])
 
 
-@pytest.mark.slow
-def test_chains_on_a_local_dask_cluster(binary):
-    distributed = pytest.importorskip("distributed")
-    import joblib
-
-    X, y = binary
-    local = small(n_chains=2).fit(X, y)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster), joblib.parallel_backend("dask"):
-        remote = small(n_chains=2).fit(X, y)
-    np.testing.assert_array_equal(local.posterior_["coef"], remote.posterior_["coef"])
-
-
 def test_pipeline_grid_search_cross_validation_clone_and_pickle(binary):
     X, y = binary
     pipeline = make_pipeline(StandardScaler(), small())
