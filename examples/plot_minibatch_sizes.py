@@ -35,7 +35,7 @@ from skbayes_mh.acceptance import Austerity, ConfidenceSampler, MinibatchBarker
 from skbayes_mh.datasets import mnist_pair_or_synthetic
 from skbayes_mh.plotting import plot_data_read, plot_minibatch_sizes
 
-N_DRAWS = 300 if os.environ.get("SKBAYES_MH_DOCS_SMALL") else 1000
+N_DRAWS = 100 if os.environ.get("SKBAYES_MH_DOCS_SMALL") else 1000
 
 HERE = Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd()
 MNIST = Path(os.environ.get("SKBAYES_MH_DATA", HERE.parents[1] / "shared" / "data")) / "mnist"

@@ -30,7 +30,7 @@ from skbayes_mh.acceptance import MinibatchBarker
 from skbayes_mh.datasets import mnist_pair_or_synthetic
 
 BURN_IN = 400
-AFTER = 300 if os.environ.get("SKBAYES_MH_DOCS_SMALL") else 1600
+AFTER = 100 if os.environ.get("SKBAYES_MH_DOCS_SMALL") else 1600
 
 HERE = Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd()
 MNIST = Path(os.environ.get("SKBAYES_MH_DATA", HERE.parents[1] / "shared" / "data")) / "mnist"

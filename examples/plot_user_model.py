@@ -22,7 +22,7 @@ import numpy as np
 
 from skbayes_mh import sample
 
-N = 50_000 if os.environ.get("SKBAYES_MH_DOCS_SMALL") else 200_000
+N = 20_000 if os.environ.get("SKBAYES_MH_DOCS_SMALL") else 200_000
 rng = np.random.default_rng(0)
 data = (2.0 * rng.weibull(1.5, size=N))[:, None]  # shape k = 1.5, scale lam = 2
 
