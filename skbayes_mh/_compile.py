@@ -14,7 +14,8 @@ KERNEL_MODULES = ("skbayes_mh._kernels.mh", "skbayes_mh._kernels.firefly",
                   "skbayes_mh._kernels.passes", "skbayes_mh._kernels.layouts",
                   "skbayes_mh._kernels.proposals", "skbayes_mh._kernels.metropolis",
                   "skbayes_mh._kernels.barker", "skbayes_mh._kernels.minibatch",
-                  "skbayes_mh._kernels.austerity", "skbayes_mh._kernels.confidence")
+                  "skbayes_mh._kernels.austerity", "skbayes_mh._kernels.confidence",
+                  "skbayes_mh._kernels.ranks")
 
 
 def _reads_float64_array(kernel, signature):

@@ -97,33 +97,28 @@ def _split_chains(x):
 
 def _average_ranks(values):
     """The ranks (1 to n) of each row's values within the row, tied values sharing the average
-    of their ranks (as ``scipy.stats.rankdata(values, method="average", axis=1)``, in about
-    a third of its time: one sort, and the tie groups of all rows at once). Tied values are
-    common: a rejected move repeats its draw."""
-    p, n = values.shape
-    order = np.argsort(values, axis=1)
-    ordered = np.take_along_axis(values, order, axis=1)
-    starts_group = np.ones((p, n), dtype=bool)
-    starts_group[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
-    starts_group = starts_group.ravel()
-    group = np.cumsum(starts_group) - 1  # every row's first value starts a group
-    first = np.flatnonzero(starts_group)
-    after = np.append(first[1:], p * n)
-    # Positions first .. after - 1 (0-based, counted from the row's start) share the ranks
-    # first + 1 .. after: their mean is (first + after + 1) / 2.
-    row_start = (first // n) * n
-    mean_rank = 0.5 * (first + after + 1) - row_start
-    ranks = np.empty((p, n))
-    np.put_along_axis(ranks, order, mean_rank[group].reshape(p, n), axis=1)
+    of their ranks (as ``scipy.stats.rankdata(values, method="average", axis=1)``): NumPy's
+    sort, then one pass over each sorted row (``_kernels.ranks``). Tied values are common:
+    a rejected move repeats its draw."""
+    from ._kernels.ranks import average_ranks_in_order
+
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    order = np.ascontiguousarray(np.argsort(values, axis=1), dtype=np.int64)
+    ranks = np.empty(values.shape)
+    average_ranks_in_order(values, order, ranks)
     return ranks
 
 
 def _z_scale(x):
     """Each parameter's draws replaced by the normal scores of their ranks among all its draws
-    (average ranks for ties; Blom's offset 3/8)."""
+    (average ranks for ties; Blom's offset 3/8). Ranks are whole or half numbers from 1 to
+    ``m n``: the scores of all of them are computed once, and each draw's looked up."""
     p, m, n = x.shape
     ranks = _average_ranks(x.reshape(p, m * n))
-    return ndtri((ranks - 0.375) / (m * n + 0.25)).reshape(p, m, n)
+    if p <= 2:  # as many ranks as scores to compute: no table
+        return ndtri((ranks - 0.375) / (m * n + 0.25)).reshape(p, m, n)
+    scores = ndtri((np.arange(2, 2 * m * n + 1) / 2.0 - 0.375) / (m * n + 0.25))
+    return scores[(2.0 * ranks).astype(np.intp) - 2].reshape(p, m, n)
 
 
 def _rhat_of(x):
@@ -193,10 +188,9 @@ def _bulk_ess(x):
 
 def _tail_ess(x, probabilities=(0.05, 0.95)):
     """The smaller ESS of the indicators ``x <= q`` at the 5% and 95% quantiles ``q``."""
-    flat = x.reshape(x.shape[0], -1)
+    quantiles = np.quantile(x.reshape(x.shape[0], -1), probabilities, axis=1)  # one sort
     values = []
-    for probability in probabilities:
-        quantile = np.quantile(flat, probability, axis=1)
+    for quantile in quantiles:
         below = (x <= quantile[:, None, None]).astype(np.float64)
         values.append(_ess_of(_split_chains(below)))
     return np.minimum(*values)
