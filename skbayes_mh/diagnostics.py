@@ -102,7 +102,7 @@ def _average_ranks(values):
     a rejected move repeats its draw."""
     from ._kernels.ranks import average_ranks_in_order
 
-    values = np.ascontiguousarray(values, dtype=np.float64)
+    values = np.require(values, dtype=np.float64, requirements=["C", "W"])  # the kernel's type
     order = np.ascontiguousarray(np.argsort(values, axis=1), dtype=np.int64)
     ranks = np.empty(values.shape)
     average_ranks_in_order(values, order, ranks)
