@@ -85,12 +85,18 @@ class Posterior:
         """``{"posterior": {...}, "sample_stats": {...}}`` of plain arrays."""
         return {"posterior": dict(self.draws), "sample_stats": dict(self.sample_stats)}
 
-    def to_arviz(self, **groups):
+    def to_arviz(self, *, dims=None, coords=None, **groups):
         """An ``arviz.InferenceData`` (needs the optional dependency ArviZ), so that
         ``arviz.summary`` gives R-hat and effective sample sizes.
 
         Parameters
         ----------
+        dims : dict of str to list of str, default=None
+            Per posterior variable, the names of its parameter axes (ArviZ's ``dims``);
+            an axis without a name is ArviZ's ``<variable>_dim_<axis>``.
+        coords : dict of str to sequence, default=None
+            Labels along named axes (ArviZ's ``coords``); an axis without labels is
+            numbered from 0.
         **groups : dict of str to ndarray
             More groups by name (``observed_data``, ``constant_data``, ``log_likelihood``,
             ``posterior_predictive``). Their variable ``y`` and the first axis of ``X`` (after
@@ -100,13 +106,15 @@ class Posterior:
             import arviz
         except ImportError as error:
             raise ImportError("to_arviz needs ArviZ: pip install 'skbayes-mh[arviz]'") from error
-        dims = {"y": ["row"], "X": ["row", "feature"]}
+        dims = {"y": ["row"], "X": ["row", "feature"], **(dims or {})}
+        coords = {name: list(labels) for name, labels in (coords or {}).items()}
         everything = {"posterior": dict(self.draws), "sample_stats": dict(self.sample_stats),
                       **groups}
         first = next(iter(inspect.signature(arviz.from_dict).parameters))
         if first == "posterior":  # ArviZ before 1.0: one keyword per group
-            return arviz.from_dict(**everything, dims=dims)
-        return arviz.from_dict(everything, dims=dims)  # ArviZ 1.0: a dict of groups
+            return arviz.from_dict(**everything, dims=dims, coords=coords)
+        # ArviZ 1.0: a dict of groups
+        return arviz.from_dict(everything, dims=dims, coords=coords)
 
     def summary(self, *, quantiles=(0.05, 0.5, 0.95), as_frame="auto", coords=None,
                 exclude=(), convergence=None):
@@ -248,22 +256,39 @@ def _axis_labels(name, shape, labels):
     return axes
 
 
-def _label(name, axes, index):
-    """``name[a, b]`` at ``index``, ``name`` for a scalar."""
-    return f"{name}[{', '.join(axes[a][i] for a, i in enumerate(index))}]" if index else name
+#: Variables whose labelled parameters are named by a pattern of their label instead of
+#: ``name[label]``: group-level effects and their sds as brms and Bambi name them
+#: (``intercept|carrier[AA]``, ``sd(intercept|carrier)``).
+LABEL_PATTERNS = {"group_effects": "{}", "group_sd": "sd({})"}
+
+
+def _label(name, axes, index, pattern=None):
+    """``name[a, b]`` at ``index`` (``pattern`` filled with ``a, b`` where given),
+    ``name`` for a scalar."""
+    if not index:
+        return name
+    labels = ", ".join(axes[a][i] for a, i in enumerate(index))
+    return pattern.format(labels) if pattern is not None else f"{name}[{labels}]"
+
+
+def _pattern(name, labels):
+    """:data:`LABEL_PATTERNS`' pattern for ``name`` where its axes are labelled."""
+    return LABEL_PATTERNS.get(name) if labels is not None else None
 
 
 def _parameter_labels(name, shape, labels):
     """``name[a, b]`` for every index of a variable of parameter shape ``shape`` (C order),
-    each axis labelled by ``labels[axis]`` (numbered from 0 where None or missing)."""
+    each axis labelled by ``labels[axis]`` (numbered from 0 where None or missing); a
+    labelled variable of :data:`LABEL_PATTERNS` by its pattern."""
     axes = _axis_labels(name, shape, labels)
-    return [_label(name, axes, index) for index in np.ndindex(*shape)]
+    pattern = _pattern(name, labels)
+    return [_label(name, axes, index, pattern) for index in np.ndindex(*shape)]
 
 
 def _parameter_label(name, shape, labels, flat_index):
     """The label :func:`_parameter_labels` gives the parameter at ``flat_index``."""
     return _label(name, _axis_labels(name, shape, labels),
-                  np.unravel_index(flat_index, shape) if shape else ())
+                  np.unravel_index(flat_index, shape) if shape else (), _pattern(name, labels))
 
 
 class PosteriorSummary:

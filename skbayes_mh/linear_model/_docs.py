@@ -300,9 +300,10 @@ group_effects : list, dict or None, default=None
     groupings may be crossed or nested. Each term's effects are ``N(0, sd^2)`` with ``sd``
     sampled (half-normal prior of the scale of a weight of the term's variable); the
     effects are sampled as themselves (centred), which suits groups that each hold enough
-    rows to inform their effect. ``posterior_`` then holds ``group_effects`` (named
-    ``intercept|carrier[AA]``) and ``group_sd`` (``intercept|carrier``), and the fitted
-    ``group_effects_``, ``group_sd_`` and ``group_levels_`` (each grouping's levels) are
+    rows to inform their effect. ``posterior_`` then holds ``group_effects`` and
+    ``group_sd``, which ``summary()`` names ``intercept|carrier[AA]`` and
+    ``sd(intercept|carrier)`` (``to_arviz()``: along dimensions ``group_effect`` and
+    ``group_term``), and the fitted ``group_effects_``, ``group_sd_`` and ``group_levels_`` (each grouping's levels) are
     set; ``coef_`` covers the other columns. A level unseen in ``fit`` is predicted at the
     population level with a new group's effect drawn at each stored draw's sd. Not with a
     sparse or Dask ``X``, nor in a consensus fit.

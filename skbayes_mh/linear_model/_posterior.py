@@ -215,14 +215,9 @@ class FittedPosterior:
                                                             and X is None):
             raise ValueError("to_arviz needs X and y for log_likelihood=True, and X for "
                              "posterior_predictive=True.")
-        groups = {}
+        groups, axes = {}, self._arviz_axes()
         if X is not None:
-            X_checked = self._checked_X(X)
-            if sp.issparse(X_checked):
-                raise TypeError("to_arviz stores X as constant data, which ArviZ keeps dense: "
-                                "pass X=None with a sparse X (or X.toarray() if it fits in "
-                                "memory).")
-            groups["constant_data"] = {"X": X_checked}
+            groups["constant_data"] = self._constant_data(X, axes)
         if y is not None:
             groups["observed_data"] = {"y": np.asarray(y)}
         if log_likelihood:
@@ -230,7 +225,29 @@ class FittedPosterior:
         if posterior_predictive:
             groups["posterior_predictive"] = {"y": self.sample_posterior_predictive(
                 X, random_state)}
-        return self.posterior_.to_arviz(**groups)
+        return self.posterior_.to_arviz(**axes, **groups)
+
+    def _constant_data(self, X, axes):
+        """:meth:`to_arviz`'s ``constant_data``: ``X`` checked (dimensions ``row`` and
+        ``feature``); with group-level effects its numeric columns (``row`` and
+        ``numeric_feature``, added to ``axes``) and each grouping column's labels as
+        strings, named by the column (dimension ``row``)."""
+        terms = getattr(self, "_group_terms", None)
+        if terms is None:
+            X_checked = self._checked_X(X)
+            if sp.issparse(X_checked):
+                raise TypeError("to_arviz stores X as constant data, which ArviZ keeps "
+                                "dense: pass X=None with a sparse X (or X.toarray() if it "
+                                "fits in memory).")
+            return {"X": X_checked}
+        numeric, labels = terms.split(X)
+        data = {"X": check_array(numeric, dtype=np.float64)}
+        axes["dims"]["X"] = ["row", "numeric_feature"]
+        for name, column in zip(terms.labels, labels):
+            name = name if name != "X" else "group X"  # a grouping column named X
+            data[name] = np.asarray(column).astype(str)
+            axes["dims"][name] = ["row"]
+        return data
 
     # --- the fitted posterior, through the likelihood family ---------------------------------
 
@@ -321,6 +338,30 @@ class FittedPosterior:
             coords["group_effects"] = [terms.effect_names(numeric)]
             coords["group_sd"] = [terms.term_names(numeric)]
         return coords
+
+    def _arviz_axes(self):
+        """:meth:`to_arviz`'s ``dims`` and ``coords``: each labelled axis of
+        :meth:`_parameter_coords` named (``feature``, ``class``, ``group_effect``,
+        ``group_term``; with group-level effects ``coef``'s axis is ``numeric_feature``,
+        since ``X``'s ``feature`` holds the grouping columns too)."""
+        labels = self._parameter_coords()
+        grouped = getattr(self, "_group_terms", None) is not None
+        feature = "numeric_feature" if grouped else "feature"
+        names = {"coef": ["class", feature] if len(labels["coef"]) == 2 else [feature],
+                 "intercept": ["class"], "group_effects": ["group_effect"],
+                 "group_sd": ["group_term"]}
+        dims, coords = {}, {}
+        for variable, axes in labels.items():
+            if variable not in self.posterior_.draws:
+                continue
+            shape = self.posterior_[variable].shape[2:]
+            named = [(dim, axis) for dim, axis, _ in zip(names[variable], axes, shape)
+                     if axis is not None]
+            if len(named) != len(shape):
+                continue  # an axis without labels (one output's intercept): ArviZ's names
+            dims[variable] = [dim for dim, _ in named]
+            coords.update({dim: list(axis) for dim, axis in named})
+        return {"dims": dims, "coords": coords}
 
     def _grouped_variables(self, variables):
         """``variables`` with group-level effects' columns taken out of ``coef``: the

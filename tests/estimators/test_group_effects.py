@@ -2,6 +2,8 @@
 the sampled posterior against a long exact chain of the same model written independently
 (a user's row model through :func:`skbayes_mh.sample`), and the API's promises (pipelines,
 unseen levels, names, clear errors)."""
+import importlib.util
+
 import numba
 import numpy as np
 import pytest
@@ -133,8 +135,16 @@ def test_grouped_fit_in_a_pipeline_names_effects_and_predicts_unseen_groups():
     clf = model[-1]
     assert max(np.max(v) for v in clf.diagnostics_["r_hat"].values()) <= 1.01
     table = clf.summary(as_frame=False)
-    assert "group_effects[intercept|carrier[c0]]" in table.index
-    assert "group_sd[intercept|carrier]" in table.index
+    assert "intercept|carrier[c0]" in table.index
+    assert "sd(intercept|carrier)" in table.index
+    if importlib.util.find_spec("arviz") is not None:
+        data = clf.to_arviz(model[0].transform(frame), y)
+        assert list(data.posterior["group_sd"].coords["group_term"].values) == [
+            "intercept|carrier"]
+        assert data.posterior["group_effects"].coords["group_effect"].values[0] == (
+            "intercept|carrier[c0]")
+        np.testing.assert_array_equal(data.constant_data["carrier"].values, frame["carrier"])
+        assert data.constant_data["X"].shape == (len(frame), 1)
     assert clf.group_effects_.shape == (N_GROUPS,) and clf.coef_.shape == (1, 1)
     unseen = frame.iloc[:1].assign(carrier="new", x=0.0)
     seen = pd.concat([frame.iloc[:1].assign(carrier=f"c{g}", x=0.0) for g in range(N_GROUPS)])

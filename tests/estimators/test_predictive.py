@@ -248,6 +248,11 @@ def test_to_arviz_has_observed_data_log_likelihood_and_posterior_predictive():
         assert group in idata.groups(), group
     assert idata.log_likelihood["y"].shape == (2, 250, X.shape[0])
     assert idata.observed_data["y"].dims == ("row",)
+    # The parameters' axes are named and labelled as in summary(), X's columns alike.
+    names = [f"x{j}" for j in range(X.shape[1])]
+    assert idata.posterior["coef"].dims == ("chain", "draw", "feature")
+    assert list(idata.posterior["coef"].coords["feature"].values) == names
+    assert idata.constant_data["X"].dims == ("row", "feature")
     loo = arviz.loo(idata)
     # A logistic model with 4 parameters: the effective number is near it.
     assert np.isfinite(loo.elpd_loo) and 2 < loo.p_loo < 8

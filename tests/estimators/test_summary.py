@@ -92,6 +92,14 @@ def test_labels_coords_and_exclusion():
     text = str(table)
     assert text.splitlines()[0].split() == table.columns
     assert text.splitlines()[1].startswith("coef[a, x]")
+    # Group-level effects and their sds are named as brms names them, where labelled.
+    grouped = Posterior({"group_effects": np.zeros((2, 10, 2)), "group_sd": np.ones((2, 10, 1))},
+                        {})
+    labelled = grouped.summary(coords={"group_effects": [["intercept|g[a]", "intercept|g[b]"]],
+                                       "group_sd": [["intercept|g"]]}, as_frame=False)
+    assert labelled.index == ["intercept|g[a]", "intercept|g[b]", "sd(intercept|g)"]
+    assert grouped.summary(as_frame=False).index == ["group_effects[0]", "group_effects[1]",
+                                                     "group_sd[0]"]
 
 
 @pytest.mark.parametrize("kwargs, error, match", [
