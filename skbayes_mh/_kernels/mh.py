@@ -12,7 +12,7 @@ from numba import types
 from ._entry import TUPLE_FIELDS, entry_kernel
 from ._jit import BOOL, F8, I8, RNG, STATUS_BAD_LOG_PRIOR, STATUS_OK, VECTOR, jit
 from .decisions import decide
-from .priors import log_prior_and_gradient
+from .priors import GROUP_SD_RESCALED, log_prior_and_gradient
 from .proposals import HMC, MALA, hmc_step_count, move_functions, shape_times, shape_transpose_times
 from ._common import borrow, borrow_workspace, copy_into, flag, keep_alive
 from .pool import DENSE_POOL_MAX_ROWS, POOL, make_pool
@@ -174,6 +174,81 @@ def _hmc_move(spec, prior, proposal, cv, exact, inv_temperature, theta, gradient
     return status, prior_prop, loglik, kinetic - kinetic_prop, n_read
 
 
+#: The scales of a rescaling move's log factor (``_rescale_move``), one drawn at random
+#: each move: the log sd's width given the effects' pattern ranges from a few hundredths
+#: (many groups) to about one (a few), and a random walk's best scale is about 2.4 widths.
+RESCALE_STEPS = (0.1, 0.3, 1.0)
+RESCALE_MOVES = 4
+
+
+@jit(inline="always")
+def _rescale_move(sd_index, spec, prior, cv, exact, want_grad, inv_temperature, theta,
+                  gradient, rng, theta_prop, gradient_prop, work, buffer, context, current):
+    """A rescaling move of a group-level term (its sd's coordinate ``sd_index``, marked
+    ``GROUP_SD_RESCALED``): the log sd moves by ``log c ~ N(0, t^2)`` (``t`` one of
+    :data:`RESCALE_STEPS` at random) and each of its ``m`` effects ``e_k`` to ``loc_k + c
+    (e_k - loc_k)``, the non-centred update of the sd. The map is its own inverse at
+    ``1 / c``, equally likely, and its Jacobian is ``c^m``, so the move is exact with log
+    ratio ``m log c`` (Green 1995); the effects' prior ratio ``c^-m`` cancels it, leaving
+    the sd's prior and the likelihood to decide, tested as any move (the full data, or a
+    subsampling test with its proxies). Where few rows inform each effect, the centred
+    effects pin the sd, and this move frees it (Yu and Meng 2011, "To center or not to
+    center").
+
+    ``current`` is ``[log prior, loglik, proxy]`` at ``theta``, updated on acceptance
+    (with ``theta`` and, with ``want_grad``, ``gradient``). Returns ``(status, rows
+    read)``."""
+    d = theta.shape[0]
+    u = rng.random()
+    step = RESCALE_STEPS[0] if u < 1.0 / 3.0 else (RESCALE_STEPS[1] if u < 2.0 / 3.0
+                                                   else RESCALE_STEPS[2])
+    log_factor = step * rng.standard_normal()
+    factor = math.exp(log_factor)
+    n_effects = 0
+    for a in range(d):
+        theta_prop[a] = theta[a]
+        if prior.scale_of[a] == sd_index:
+            theta_prop[a] = prior.locations[a] + factor * (theta[a] - prior.locations[a])
+            n_effects += 1
+    theta_prop[sd_index] = theta[sd_index] + log_factor
+    if want_grad:
+        gradient_prop[:] = 0.0
+    prior_prop, status = log_prior_total(spec, prior, theta_prop, want_grad, gradient_prop)
+    if status != STATUS_OK or prior_prop == -math.inf:
+        return status, 0
+    n_read = 0
+    loglik_prop, proxy_prop = math.nan, 0.0
+    if exact:
+        if want_grad:
+            loglik_prop, status = _loglik_with_gradient(spec, theta_prop, gradient_prop,
+                                                        inv_temperature, work, buffer)
+        else:
+            loglik_prop, status = full_loglik(spec, theta_prop, flag(False), buffer, work)
+        n_read = n_rows(spec)
+        if status != STATUS_OK:
+            return status, n_read
+    else:
+        proxy_prop = proxy_total(cv, theta_prop, want_grad, gradient_prop, inv_temperature,
+                                 buffer)
+    log_psi = prior_prop - current[0] + n_effects * log_factor
+    delta = math.nan
+    if exact:
+        delta = -math.inf if loglik_prop == -math.inf else (
+            (loglik_prop - current[1]) * inv_temperature + log_psi)
+    else:
+        log_psi += (proxy_prop - current[2]) * inv_temperature
+    accepted, rows, status = decide(context, theta, theta_prop, log_psi, delta, rng)
+    n_read += rows
+    if status != STATUS_OK:
+        return status, n_read
+    if accepted:
+        copy_into(theta, theta_prop)
+        current[0], current[1], current[2] = prior_prop, loglik_prop, proxy_prop
+        if want_grad:
+            copy_into(gradient, gradient_prop)
+    return STATUS_OK, n_read
+
+
 @jit(inline="always")
 def mh_loop(spec, prior, proposal, cv, inv_temperature, chain, rng, trace, exact_loop, passed):
     """Run ``trace.draws.shape[0]`` iterations, updating ``chain`` (:data:`MHChain`) in
@@ -193,7 +268,9 @@ def mh_loop(spec, prior, proposal, cv, inv_temperature, chain, rng, trace, exact
     empty one for the exact tests). Per iteration ``trace`` (:data:`~.specs.Trace`)
     receives theta, whether it moved, the data rows read, and the tempered log posterior
     where the full-data log-likelihood is known (NaN where it is not, as for the
-    subsampling tests).
+    subsampling tests). After each move, each group-level sd marked ``GROUP_SD_RESCALED``
+    takes a rescaling move (:func:`_rescale_move`); ``trace``'s acceptance is the move's
+    (the one its scale is tuned by), its rows read include the rescaling moves'.
 
     Returns ``(status, iteration)``: ``STATUS_OK`` and -1, or the first failure.
     """
@@ -236,6 +313,11 @@ def mh_loop(spec, prior, proposal, cv, inv_temperature, chain, rng, trace, exact
     elif want_grad and not exact:
         _gradient_at(spec, prior, cv, theta, flag(False), inv_temperature, gradient, work, buffer)
     proxy_current = proxy_total(cv, theta, flag(False), buffer, 0.0, buffer)
+    rescaled = 0
+    for a in range(prior.scale_of.shape[0]):
+        if prior.scale_of[a] == GROUP_SD_RESCALED:
+            rescaled += 1
+    current = np.empty(3)
 
     for it in range(n_iter):
         n_read = pending_reads
@@ -296,6 +378,20 @@ def mh_loop(spec, prior, proposal, cv, inv_temperature, chain, rng, trace, exact
                 proxy_current = proxy_prop
                 if want_grad:
                     copy_into(gradient, gradient_prop)
+        if rescaled > 0:
+            current[0], current[1], current[2] = log_prior_current, loglik_current, proxy_current
+            for a in range(d * RESCALE_MOVES):
+                a = a % d
+                if prior.scale_of[a] != GROUP_SD_RESCALED:
+                    continue
+                status, reads = _rescale_move(a, spec, prior, cv, exact, want_grad,
+                                              inv_temperature, theta, gradient, rng,
+                                              theta_prop, gradient_prop, work, buffer,
+                                              context, current)
+                n_read += reads
+                if status != STATUS_OK:
+                    return status, it
+            log_prior_current, loglik_current, proxy_current = current[0], current[1], current[2]
         copy_into(out_draws[it], theta)
         out_accepted[it] = accepted
         out_n_read[it] = n_read

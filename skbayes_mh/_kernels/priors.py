@@ -23,7 +23,9 @@ exp(theta_a)^2)``, whose log sd ``theta_a`` is sampled with it; that coordinate 
 ``scale_of[a] = GROUP_SD`` and the sd a half-normal prior of scale ``scales[a]``: ``log p =
 eta - exp(2 eta) / (2 scales[a]^2)`` in ``eta = log sd`` (Jacobian included). The sds'
 coordinates come last; ``LOG_SCALE`` then marks the last coordinate before them. Entries
-of -1 keep the base prior.
+of -1 keep the base prior. An sd marked ``GROUP_SD_RESCALED`` instead of ``GROUP_SD`` has
+the same prior; the Metropolis-Hastings chains then also move it with its effects
+(``mh.py``: ``_rescale_move``).
 """
 import math
 
@@ -39,6 +41,10 @@ LOG_SCALE = 4
 #: ``scale_of[a]`` of a group-level sd's coordinate (its log), half-normal of scale
 #: ``scales[a]``; ``scale_of[k] = a`` then makes coordinate ``k`` an effect of that sd.
 GROUP_SD = -2
+#: ``scale_of[a]`` of a group-level sd like ``GROUP_SD``, whose chains also take rescaling
+#: moves: its effects multiplied by the factor its sd is (the non-centred update of the
+#: sd, for groups of few rows, whose centred effects trap the sd near 0).
+GROUP_SD_RESCALED = -3
 #: ``scale_of[k]`` of a coordinate under the base prior.
 BASE = -1
 
@@ -65,7 +71,7 @@ def log_prior_and_gradient(prior, theta, want_grad, gradient):
     base = prior.kind & 3
     if prior.scale_of.shape[0] > 0:
         total += _group_terms(prior, theta, want_grad, gradient)
-        while d > 0 and prior.scale_of[d - 1] == GROUP_SD:
+        while d > 0 and prior.scale_of[d - 1] <= GROUP_SD:
             d -= 1
     if prior.kind & LOG_SCALE:
         d -= 1
@@ -113,7 +119,7 @@ def _group_terms(prior, theta, want_grad, gradient):
     power = prior.power
     for k in range(theta.shape[0]):
         a = prior.scale_of[k]
-        if a == GROUP_SD:
+        if a <= GROUP_SD:  # GROUP_SD or GROUP_SD_RESCALED
             eta = theta[k]
             spread = math.exp(2.0 * eta) / prior.scales[k] ** 2
             total += eta - 0.5 * spread

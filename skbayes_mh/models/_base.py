@@ -24,6 +24,13 @@ from ._optimize import find_map, laplace_covariance, low_rank_laplace, newton_ma
 GROUP_SD_MAX_ITERATIONS = 30
 GROUP_SD_TOLERANCE = 0.01
 GROUP_SD_MIN_RATIO = 1e-3
+#: A term whose effects the data determine less than this share of (``gamma / m`` at the
+#: empirical-Bayes point: few rows a group, or an sd near 0) has its sd marked
+#: ``GROUP_SD_RESCALED``, so that the chains also take rescaling moves of it
+#: (``_kernels/mh.py``): there the centred effects pin the sd (a funnel). A term whose
+#: effects the data determine (many rows a group, gamma / m near 1) is sampled well
+#: centred and needs none. ``benchmarks/groups.py``, docs/estimators.md.
+GROUP_RESCALE_MAX_DETERMINED = 0.5
 
 #: Rows of the random subsample whose MAP starts Newton's method on a tall data set.
 MAP_SUBSAMPLE_ROWS = 50_000
@@ -538,7 +545,8 @@ class LinearModel(FireflyBounds):
         MAP given the sds. Each sd's log gets the variance ``1 / (2 gamma + 2 sd^2 /
         scale^2)`` (the curvature of the profile evidence in it, with the hyperprior's) and
         no covariance with the rest. The chains then sample the joint posterior exactly;
-        this only places and shapes them."""
+        this only places and shapes them. ``self.group_determined`` keeps each term's
+        ``gamma / m`` (:data:`GROUP_RESCALE_MAX_DETERMINED`)."""
         sds = prior.group_sds
         effects = [np.flatnonzero(prior.scale_of == a) for a in sds]
         log_sds = np.log(prior.scales[sds])  # start at the hyperprior's scale
@@ -566,6 +574,7 @@ class LinearModel(FireflyBounds):
         theta[sds] = log_sds
         sd_variances = 1.0 / (2.0 * gammas + 2.0 * np.exp(2.0 * log_sds)
                               / prior.scales[sds] ** 2)
+        self.group_determined = gammas / np.array([members.size for members in effects])
         covariance = np.array(covariance, dtype=np.float64)
         if covariance.ndim == 2:
             covariance[sds, :] = 0.0

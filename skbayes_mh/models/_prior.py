@@ -3,12 +3,13 @@ gradient (through the same kernel the samplers use), and its precision for the L
 approximation."""
 import numpy as np
 
-from .._kernels.priors import (BASE, GAUSSIAN, GROUP_SD, LAPLACE, LOG_SCALE, NO_PRIOR,
-                               log_prior_and_gradient)
+from .._kernels.priors import (BASE, GAUSSIAN, GROUP_SD, GROUP_SD_RESCALED, LAPLACE,
+                               LOG_SCALE, NO_PRIOR, log_prior_and_gradient)
 from .._kernels.specs import Prior
 from .._passes import column_slices
 
-__all__ = ["BASE", "BuiltinPrior", "GAUSSIAN", "GROUP_SD", "LAPLACE", "LOG_SCALE", "NO_PRIOR"]
+__all__ = ["BASE", "BuiltinPrior", "GAUSSIAN", "GROUP_SD", "GROUP_SD_RESCALED", "LAPLACE",
+           "LOG_SCALE", "NO_PRIOR"]
 
 
 class BuiltinPrior:
@@ -39,7 +40,8 @@ class BuiltinPrior:
         Group-level effects and their sds (see ``_kernels/priors.py``): ``scale_of[k] = a``
         makes coordinate ``k`` an effect ``N(locations_k, exp(theta_a)^2)``,
         ``GROUP_SD`` makes it the log of a half-normal sd of scale ``scales_k`` (the last
-        coordinates), ``BASE`` leaves it to the base prior; None: no group-level effects.
+        coordinates; ``GROUP_SD_RESCALED`` likewise, its chains then also taking rescaling
+        moves), ``BASE`` leaves it to the base prior; None: no group-level effects.
     """
 
     def __init__(self, kind, scales, locations=None, means=None, n_outputs=1, block=None,
@@ -86,7 +88,7 @@ class BuiltinPrior:
     @property
     def group_sds(self):
         """The coordinates of the group-level sds' logs, shape (n_terms,)."""
-        return np.flatnonzero(self.scale_of == GROUP_SD)
+        return np.flatnonzero(self.scale_of <= GROUP_SD)  # GROUP_SD or GROUP_SD_RESCALED
 
     def with_group_sds(self, log_sds):
         """This prior with the group-level sds fixed at ``exp(log_sds)`` (one per
@@ -99,6 +101,16 @@ class BuiltinPrior:
             scales[a], locations[a] = 1.0, log_sd
         return BuiltinPrior(self.kind, scales, locations, self.means if self.means.size
                             else None, self.n_outputs, self.block, self.intercept, self.power)
+
+    def with_rescaled_sds(self, rescaled):
+        """This prior with the group-level sds where ``rescaled`` (a boolean per
+        :attr:`group_sds`, in order) marked ``GROUP_SD_RESCALED`` and the others
+        ``GROUP_SD``: the same density, and the chains' rescaling moves of those sds."""
+        scale_of = self.scale_of.copy()
+        scale_of[self.group_sds] = np.where(rescaled, GROUP_SD_RESCALED, GROUP_SD)
+        return BuiltinPrior(self.kind, self.scales, self.locations, self.means if self.means.size
+                            else None, self.n_outputs, self.block, self.intercept, self.power,
+                            self.learn_scale, scale_of=scale_of)
 
     def with_weight_scale(self, scale):
         """This prior with every weight's scale multiplied by ``scale`` (the intercepts'

@@ -12,6 +12,7 @@ from .._data import multiply, sum_each_row
 from .._passes import PASS_CHUNK, chunks, sum_stripes
 from .._validation import check_dense_matrix
 from ._shared import reduce_target
+from ..models._base import GROUP_RESCALE_MAX_DETERMINED
 from ..models._optimize import (LowRankCovariance, full_covariance_affordable,
                                 low_rank_directions)
 
@@ -99,6 +100,9 @@ class Target:
         full = full_covariance_affordable(data.n_rows, d) if full is None else bool(full)
         theta_map, covariance, n_passes, reference = model.laplace(data, prior,
                                                                    inv_temperature, full)
+        if prior.group_sds.size:
+            prior = prior.with_rescaled_sds(
+                model.group_determined < GROUP_RESCALE_MAX_DETERMINED)
         target = cls("linear", model.spec(data), prior, float(inv_temperature), data.n_rows, d,
                      model, data, theta_map, covariance, n_passes=n_passes)
         if low_rank and not full:

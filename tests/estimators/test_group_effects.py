@@ -10,6 +10,7 @@ import pytest
 from scipy import stats
 
 from skbayes_mh import MinibatchMHLogisticRegression, MinibatchMHPoissonRegression
+from skbayes_mh.sampling import _target as target_module
 from skbayes_mh.models._prior import BASE, GAUSSIAN, GROUP_SD, LOG_SCALE, BuiltinPrior
 
 from _models import long_metropolis_chain, quiet_fit
@@ -100,13 +101,20 @@ def long_chain():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("acceptance, n_draws", [("auto", 5000), ("barker", 12000)])
-def test_random_intercepts_match_an_independent_long_chain(acceptance, n_draws, long_chain):
+@pytest.mark.parametrize("acceptance, n_draws, rescaled", [
+    ("auto", 5000, False), ("barker", 12000, False), ("auto", 5000, True),
+    ("minibatch", 5000, True)])
+def test_random_intercepts_match_an_independent_long_chain(acceptance, n_draws, rescaled,
+                                                           long_chain, monkeypatch):
     """Each group's effect, the group sd and the weight: the estimator's draws against a
     long random-walk Metropolis chain of the same posterior written as a user's row model
     (another path through the kernels, and a prior written here), every mean and sd within
     Monte Carlo error, at a size that sees a 0.1 sd shift or a 10% sd error (Barker's test
-    accepts about half as often as Metropolis's: twice the draws)."""
+    accepts about half as often as Metropolis's: twice the draws). ``rescaled``: the sd
+    also takes the chains' rescaling moves (which these data, 50 rows a group, do not
+    need), decided by the full data and by the minibatch test with its proxies."""
+    if rescaled:
+        monkeypatch.setattr(target_module, "GROUP_RESCALE_MAX_DETERMINED", 2.0)
     X, y, _ = grouped_logistic()
     fit = quiet_fit(MinibatchMHLogisticRegression(
         **REFERENCE_SETTINGS, acceptance=acceptance, n_draws=n_draws, n_chains=4,
