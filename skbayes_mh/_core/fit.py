@@ -406,6 +406,8 @@ def _chain_sampler(sampler_class, target, acceptance, proposal, shared, step_siz
     else:
         shape, scale = Shape.identity(d), float(step_size)
     sampler = sampler_class(target, acceptance, proposal, shape, scale, shared)
+    if auto and getattr(sampler, "paths", None) is not None:
+        sampler.shape = sampler.paths.shape(shape)  # non-centred Hamiltonian paths
     if temperature_schedule is not None:
         sampler.schedule = TemperatureSchedule(temperature_schedule, rescale_step=auto)
     tuners = [ScaleTuner()] if auto else []

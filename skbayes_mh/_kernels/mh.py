@@ -119,6 +119,52 @@ def _loglik_with_gradient(spec, theta, gradient, inv_temperature, work, buffer):
 
 
 @jit(inline="always")
+def _rescaled_effect(prior, k):
+    """The coordinate of the log sd of ``k`` where ``k`` is an effect of an sd marked
+    ``GROUP_SD_RESCALED``, else -1."""
+    if prior.scale_of.shape[0] == 0:
+        return -1
+    a = prior.scale_of[k]
+    if a >= 0 and prior.scale_of[a] == GROUP_SD_RESCALED:
+        return a
+    return -1
+
+
+@jit(inline="always")
+def _to_path(prior, theta, phi):
+    """``phi``: ``theta`` in the coordinates of non-centred paths, each effect of an sd
+    marked ``GROUP_SD_RESCALED`` as ``z_k = (theta_k - loc_k) / sd`` (``sd = exp(theta_a)``,
+    its log sd's coordinate ``a`` unchanged)."""
+    for k in range(theta.shape[0]):
+        a = _rescaled_effect(prior, k)
+        phi[k] = theta[k] if a < 0 else (theta[k] - prior.locations[k]) * math.exp(-theta[a])
+
+
+@jit(inline="always")
+def _from_path(prior, phi, theta):
+    """The inverse of :func:`_to_path`: ``theta_k = loc_k + exp(phi_a) phi_k``."""
+    for k in range(phi.shape[0]):
+        a = _rescaled_effect(prior, k)
+        theta[k] = phi[k] if a < 0 else prior.locations[k] + math.exp(phi[a]) * phi[k]
+
+
+@jit(inline="always")
+def _path_gradient(prior, theta, gradient, out):
+    """``out``: the gradient in the coordinates of :func:`_to_path` of the log target plus
+    the log Jacobian ``sum_k phi_a(k)`` (one per rescaled effect), from ``gradient`` (the
+    log target's in ``theta``): ``sd g_k`` on an effect, and on its log sd ``g_a`` plus
+    ``(theta_k - loc_k) g_k + 1`` for each of its effects."""
+    d = theta.shape[0]
+    for a in range(d):
+        out[a] = gradient[a]
+    for k in range(d):
+        a = _rescaled_effect(prior, k)
+        if a >= 0:
+            out[k] = gradient[k] * math.exp(theta[a])
+            out[a] += (theta[k] - prior.locations[k]) * gradient[k] + 1.0
+
+
+@jit(inline="always")
 def _hmc_move(spec, prior, proposal, cv, exact, inv_temperature, theta, gradient, rng,
               momentum, vectors, theta_prop, gradient_prop, work, buffer):
     """One Hamiltonian path from ``theta`` (``gradient``: the log target's there) to
@@ -127,30 +173,52 @@ def _hmc_move(spec, prior, proposal, cv, exact, inv_temperature, theta, gradient
     ``proposals.py``), with the full-data gradient (exact tests) or the control variates'
     proxy.
 
+    With ``paths`` (an sd marked ``GROUP_SD_RESCALED``), the path runs in the coordinates
+    of :func:`_to_path`, where those sds' effects are non-centred (``z = e / sd``), and
+    ``proposal``'s shape is in those coordinates (``sampling/_shape.py``:
+    ``NonCentredPaths``): the leapfrog integrator is volume-preserving there, so the path
+    is exact for the log target plus the log Jacobian of ``theta(phi)``, whose change
+    enters the log ratio.
+
     Returns ``(status, log prior at theta', loglik at theta' (NaN unless exact),
-    log ratio |p|^2 / 2 - |p'|^2 / 2, rows read)``; a path that leaves the prior's support
-    or overflows ends with log prior ``-inf`` (rejected).
+    log ratio |p|^2 / 2 - |p'|^2 / 2 (plus the log Jacobian's change), rows read)``; a
+    path that leaves the prior's support or overflows ends with log prior ``-inf``
+    (rejected).
     """
     spec, prior, proposal, cv = rebind(spec), rebind(prior), rebind(proposal), rebind(cv)
     d = theta.shape[0]
     n = n_rows(spec)
-    whitened_gradient, velocity = vectors[0], vectors[1]
+    whitened_gradient, velocity, position = vectors[0], vectors[1], vectors[2]
+    paths = False
+    for k in range(d):
+        paths = paths or _rescaled_effect(prior, k) >= 0
     kinetic = 0.0
     for a in range(d):
         momentum[a] = rng.standard_normal()
         kinetic += 0.5 * momentum[a] * momentum[a]
         theta_prop[a] = theta[a]
     step = proposal.scale
-    shape_transpose_times(proposal, gradient, whitened_gradient)
+    if paths:
+        _to_path(prior, theta, position)
+        _path_gradient(prior, theta, gradient, buffer)
+        shape_transpose_times(proposal, buffer, whitened_gradient)
+    else:
+        copy_into(position, theta)
+        shape_transpose_times(proposal, gradient, whitened_gradient)
     loglik = math.nan
     n_read = 0
     for _ in range(hmc_step_count(proposal, rng)):
         for a in range(d):
             momentum[a] += 0.5 * step * whitened_gradient[a]
         shape_times(proposal, momentum, velocity)
+        for a in range(d):
+            position[a] += step * velocity[a]
+        if paths:
+            _from_path(prior, position, theta_prop)
+        else:
+            copy_into(theta_prop, position)
         diverged = False
         for a in range(d):
-            theta_prop[a] += step * velocity[a]
             diverged = diverged or not math.isfinite(theta_prop[a])
         if diverged:
             return STATUS_OK, -math.inf, math.nan, math.nan, n_read  # overflowed: reject
@@ -162,16 +230,26 @@ def _hmc_move(spec, prior, proposal, cv, exact, inv_temperature, theta, gradient
             return status, math.nan, math.nan, math.nan, n_read
         if not math.isfinite(loglik) and exact:
             return STATUS_OK, -math.inf, loglik, math.nan, n_read  # zero likelihood: reject
-        shape_transpose_times(proposal, gradient_prop, whitened_gradient)
+        if paths:
+            _path_gradient(prior, theta_prop, gradient_prop, buffer)
+            shape_transpose_times(proposal, buffer, whitened_gradient)
+        else:
+            shape_transpose_times(proposal, gradient_prop, whitened_gradient)
         for a in range(d):
             momentum[a] += 0.5 * step * whitened_gradient[a]
     kinetic_prop = 0.0
     for a in range(d):
         kinetic_prop += 0.5 * momentum[a] * momentum[a]
+    log_ratio = kinetic - kinetic_prop
+    if paths:  # the log Jacobian's change: sum over rescaled effects of their log sd's
+        for k in range(d):
+            a = _rescaled_effect(prior, k)
+            if a >= 0:
+                log_ratio += theta_prop[a] - theta[a]
     prior_prop, status = log_prior_total(spec, prior, theta_prop, flag(False), buffer)
-    if not math.isfinite(kinetic_prop):
+    if not math.isfinite(log_ratio):
         prior_prop = -math.inf  # a diverging path: reject
-    return status, prior_prop, loglik, kinetic - kinetic_prop, n_read
+    return status, prior_prop, loglik, log_ratio, n_read
 
 
 #: The scales of a rescaling move's log factor (``_rescale_move``), one drawn at random

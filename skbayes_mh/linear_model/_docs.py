@@ -131,7 +131,8 @@ acceptance_rate_ : float
     Fraction of kept iterations that accepted.
 step_size_ : ndarray of shape (n_chains, n_params)
     Each chain's final per-coordinate proposal standard deviation, in the coordinates the
-    chains sampled (the rows' span's, where ``span_rank_`` is set).
+    chains sampled (the rows' span's, where ``span_rank_`` is set; a group-level effect
+    sampled non-centred in units of its sd).
 span_rank_ : int or None
     With more weights than the rows inform (more features than rows, or rows of lower
     rank), the chains sample the model reduced to the rows' span, ``span_rank_``
@@ -299,12 +300,14 @@ group_effects : list, dict or None, default=None
     columns whose slopes also vary by group, ``{"carrier": ["distance"]}``. Several
     groupings may be crossed or nested. Each term's effects are ``N(0, sd^2)`` with ``sd``
     sampled (half-normal prior of the scale of a weight of the term's variable); the
-    effects are sampled as themselves (centred), which suits groups that each hold enough
-    rows to inform their effect. ``posterior_`` then holds ``group_effects`` and
-    ``group_sd``, which ``summary()`` names ``intercept|carrier[AA]`` and
-    ``sd(intercept|carrier)`` (``to_arviz()``: along dimensions ``group_effect`` and
-    ``group_term``), and the fitted ``group_effects_``, ``group_sd_`` and ``group_levels_`` (each grouping's levels) are
-    set; ``coef_`` covers the other columns. A level unseen in ``fit`` is predicted at the
+    effects are sampled as themselves (centred) where the rows inform each of them, and
+    where they barely do (few rows a group, an sd near zero) by Hamiltonian paths that
+    run with them non-centred plus moves that rescale the sd and its effects together.
+    ``posterior_`` then holds ``group_effects`` and ``group_sd``, which ``summary()``
+    names ``intercept|carrier[AA]`` and ``sd(intercept|carrier)`` (``to_arviz()``: along
+    dimensions ``group_effect`` and ``group_term``), and the fitted ``group_effects_``,
+    ``group_sd_`` and ``group_levels_`` (each grouping's levels) are set; ``coef_``
+    covers the other columns. A level unseen in ``fit`` is predicted at the
     population level with a new group's effect drawn at each stored draw's sd. Not with a
     sparse or Dask ``X``, nor in a consensus fit.
 """

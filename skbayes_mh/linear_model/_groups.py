@@ -18,11 +18,15 @@ standardised feature's weight).
 The model sees the effects as weights of extra columns (a level's indicator, or the
 indicator times the slope's variable), in a CSR block beside the numeric columns, plus one
 column of zeros per term whose weight is the log of the term's sd (the likelihood does not
-read it; the prior ties the term's effects to it: ``_kernels/priors.py``). The effects are
-centred (sampled as themselves), which mixes well where groups hold enough rows that the
-data inform each effect; the sampler's start and shape come from the empirical-Bayes point
-(``models/_base.LinearModel._group_laplace``), since the centred joint density has no
-maximum.
+read it; the prior ties the term's effects to it: ``_kernels/priors.py``). The sampler's
+start and shape come from the empirical-Bayes point
+(``models/_base.LinearModel._group_laplace``), since the joint density of effects and sd
+has no maximum. The effects are sampled centred (as themselves) where the data inform
+each of them; a term whose effects they barely inform (``gamma / m`` below
+``models._base.GROUP_RESCALE_MAX_DETERMINED`` at that point: few rows a group, or an sd
+near zero) has its sd marked ``GROUP_SD_RESCALED``, and the sampler then runs Hamiltonian
+paths with its effects non-centred and adds moves that rescale its sd and effects
+together (``_kernels/mh.py``: ``_hmc_move``, ``_rescale_move``), both exact.
 
 ``predict`` for a level never seen in ``fit`` uses the population level plus one new
 group's effect per stored draw, ``u ~ N(0, sd^2)`` at that draw's sd (drawn from a fixed

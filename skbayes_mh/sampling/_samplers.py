@@ -13,7 +13,8 @@ from .._kernels.decisions import decision_addresses, pack_params
 from .._kernels.mh import CHAIN_KERNELS, repeat_test
 from .._kernels.specs import BrightnessUpdate, Trace
 from .._kernels.pool import DENSE_POOL_MAX_ROWS, new_pool
-from .._kernels.proposals import move_addresses
+from .._kernels.proposals import HMC as HMC_KERNEL, move_addresses
+from ._shape import NonCentredPaths
 from ._target import control_variates, no_control_variates
 from ._tuning import QdbTuner, ShapeTuner, auto_q_db
 
@@ -173,6 +174,10 @@ class MetropolisHastings(_Sampler):
         self.kernel = chain_kernel(acceptance, proposal)
         self.used_ops = DATA_PASS_ONLY if exact else BATCH_VALUES_ONLY
         self.inv_temperature = target.inv_temperature
+        #: Hamiltonian paths' non-centred coordinates (``_shape.NonCentredPaths``), where
+        #: the target rescales group-level sds; ``shape`` is then in those coordinates.
+        self.paths = (NonCentredPaths.of(target) if proposal._kernel_id == HMC_KERNEL
+                      else None)
 
     @staticmethod
     def prepare(target, acceptance, uses_control_variates, passes, n_chains):
@@ -194,7 +199,8 @@ class MetropolisHastings(_Sampler):
         target = self.target
         if not (shaped and self.proposal.tunes_shape):
             return []
-        return [ShapeTuner(target.laplace_covariance, target.full_covariance, target.mean)]
+        return [ShapeTuner(target.laplace_covariance, target.full_covariance, target.mean,
+                           paths=self.paths)]
 
     @property
     def target_acceptance_rate(self):

@@ -3,6 +3,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._kernels.priors import GROUP_SD_RESCALED
 from ..models._optimize import LowRankCovariance
 
 
@@ -54,3 +55,71 @@ class Shape:
         if self.basis.shape[0]:
             return self.diag * np.sqrt(1.0 + (self.gain**2 - 1) @ self.basis**2)
         return self.diag.copy()
+
+
+@dataclass
+class NonCentredPaths:
+    """The coordinates in which Hamiltonian paths run where a target's prior marks
+    group-level sds ``GROUP_SD_RESCALED`` (``_kernels/mh.py``, ``_to_path``): each of their
+    effects non-centred, ``z_k = (e_k - loc_k) / sd``. A shape from the Laplace covariance
+    is carried there at the Laplace mean's (empirical-Bayes) sds, its effects' rows divided
+    by their sd (a preconditioner only: the paths are exact whatever it is); warm-up draws
+    are carried draw by draw, each at its own sd.
+
+    Attributes
+    ----------
+    effects : ndarray of shape (n_effects,)
+        The rescaled terms' effects' coordinates.
+    sds : ndarray of shape (n_effects,)
+        Each effect's log sd's coordinate.
+    locations : ndarray of shape (n_effects,)
+        Each effect's prior mean.
+    factors : ndarray of shape (d,)
+        The factor each coordinate's scale is multiplied by: ``1 / sd`` at the Laplace
+        mean on the effects, 1 elsewhere.
+    """
+
+    effects: np.ndarray
+    sds: np.ndarray
+    locations: np.ndarray
+    factors: np.ndarray
+
+    @classmethod
+    def of(cls, target):
+        """The paths' coordinates of ``target`` (a :class:`~skbayes_mh.sampling.Target`),
+        or None where its prior rescales no sd."""
+        scale_of = getattr(target.prior, "scale_of", np.zeros(0, dtype=np.int64))
+        rescaled = np.flatnonzero(scale_of == GROUP_SD_RESCALED)
+        if not rescaled.size or target.mean is None:
+            return None
+        effects = np.flatnonzero(np.isin(scale_of, rescaled))
+        sds = scale_of[effects]
+        factors = np.ones(target.n_params)
+        factors[effects] = np.exp(-np.asarray(target.mean)[sds])
+        return cls(effects, sds, target.prior.locations[effects], factors)
+
+    def draws(self, draws):
+        """``draws`` ``(n, d)`` in the paths' coordinates (a copy)."""
+        out = np.array(draws, dtype=np.float64)
+        out[:, self.effects] = ((out[:, self.effects] - self.locations)
+                                * np.exp(-out[:, self.sds]))
+        return out
+
+    def covariance(self, covariance):
+        """A covariance (``(d, d)``, variances ``(d,)`` or a
+        :class:`~skbayes_mh.models._optimize.LowRankCovariance`) carried to the paths'
+        coordinates by :attr:`factors`."""
+        f = self.factors
+        if isinstance(covariance, LowRankCovariance):
+            return LowRankCovariance(covariance.sd * f, covariance.basis, covariance.gain)
+        covariance = np.asarray(covariance, dtype=np.float64)
+        if covariance.ndim == 2:
+            return covariance * f[:, None] * f[None, :]
+        return covariance * f**2
+
+    def shape(self, shape):
+        """``shape`` carried to the paths' coordinates: ``diag(factors) L``."""
+        f = self.factors
+        if shape.factor.shape[0]:
+            return Shape(shape.factor * f[:, None], shape.diag, shape.basis, shape.gain)
+        return Shape(shape.factor, shape.diag * f, shape.basis, shape.gain)

@@ -65,8 +65,13 @@ class ShapeTuner:
     gains: the draws' variances, shrunk in the same way, rescale its diagonal (a few hundred
     draws cannot estimate thousands of correlations)."""
 
-    def __init__(self, initial_covariance, full, initial_mean=None):
+    def __init__(self, initial_covariance, full, initial_mean=None, paths=None):
         self.center = None if initial_mean is None else np.asarray(initial_mean, dtype=float)
+        # Hamiltonian paths in non-centred coordinates (_shape.NonCentredPaths): the shape
+        # and the draws' moments in those.
+        self.paths = paths
+        if paths is not None:
+            initial_covariance = paths.covariance(initial_covariance)
         self.low_rank = None
         if isinstance(initial_covariance, LowRankCovariance):
             self.low_rank, full = initial_covariance, False
@@ -90,6 +95,8 @@ class ShapeTuner:
             self.draws, self.moves = [], []
             return
         window_draws = info["draws"]
+        if self.paths is not None:
+            window_draws = self.paths.draws(window_draws)
         if self.full:
             self.draws.append(window_draws)
         else:  # a window's moments: variances need no (n, d) draws kept (a wide model's)
