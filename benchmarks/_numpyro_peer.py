@@ -31,6 +31,17 @@ Input (``--data``, an ``.npz`` file)
     K > 2: softmax regression on labels 0..K-1 instead, ``w`` of shape (K, D) with
     every class's block given the prior above.
 
+``group`` (optional)
+    (N,) integer group codes 0..G-1: a random-intercept (and slope) logistic regression
+    instead, non-centred, as Stan's and NumPyro's manuals write it. Then also
+    ``n_groups`` (G), ``term_columns`` (T,) (-1 for the group intercept, else the column of
+    ``X`` whose slope varies by group), ``group_sd_scales`` (T,) (each term's sd has a
+    half-normal prior of that scale), ``weight_scales`` (D,) (each weight's prior sd) and
+    ``x_mean`` (D,): the intercept's N(0, intercept_prior_scale^2) prior is on the
+    intercept at the features' means, ``b + x_mean . w``. Draws and diagnostics are on
+    ``[w, b, effects (T x G, term-major, sd * z), sds]``. With ``centred`` 1 the effects
+    are sampled as themselves (``effects ~ N(0, sd^2)``), which suits groups of many rows.
+
 Model: ``y_i ~ Bernoulli(sigmoid(x_i . w))``, or ``y_i ~ Categorical(softmax(w x_i))``,
 computed in float64. The softmax samples all K class blocks (over-parameterised); its
 diagnostics are computed on the blocks centred over the classes, the quantities the
@@ -205,6 +216,15 @@ def main(argv=None):
             float(f["intercept_prior_scale"]) if intercept else None
         )
         n_classes = int(f["n_classes"]) if "n_classes" in f.files else 2
+        grouped = "group" in f.files
+        if grouped:
+            group = np.asarray(f["group"], dtype=np.int64)
+            n_groups = int(f["n_groups"])
+            term_columns = np.asarray(f["term_columns"], dtype=np.int64)
+            group_sd_scales = np.asarray(f["group_sd_scales"], dtype=np.float64)
+            weight_scales = np.asarray(f["weight_scales"], dtype=np.float64)
+            x_mean = np.asarray(f["x_mean"], dtype=np.float64)
+            centred_effects = bool(int(f["centred"])) if "centred" in f.files else False
     load_seconds = time.perf_counter() - t_load
 
     # ---- timed window starts: everything up to the end of sampling ----------
@@ -240,6 +260,32 @@ def main(argv=None):
             yb = numpyro.subsample(y, event_dim=0)
             numpyro.sample("obs", dist.Categorical(logits=Xb @ w.T), obs=yb.astype(jnp.int32))
 
+    if grouped:
+        if args.method != "nuts" or not intercept:
+            raise ValueError("the grouped model runs with --method nuts and an intercept")
+        group_j = jnp.asarray(group)
+        # Each term's variable: ones for the intercept, else the slope's column.
+        term_values = jnp.asarray(np.stack([np.ones(N) if c < 0 else X[:, c]
+                                            for c in term_columns]))
+        n_terms = len(term_columns)
+
+        def grouped_model(X, y, scales, subsample_size=None):
+            w = numpyro.sample("w", dist.Normal(jnp.zeros(D - 1), weight_scales).to_event(1))
+            centred = numpyro.sample("c", dist.Normal(0.0, intercept_prior_scale))
+            numpyro.deterministic("b", centred - jnp.dot(x_mean, w))
+            sd = numpyro.sample("sd", dist.HalfNormal(group_sd_scales).to_event(1))
+            if centred_effects:
+                effects = numpyro.sample("u", dist.Normal(jnp.zeros((n_terms, n_groups)),
+                                                          sd[:, None]).to_event(2))
+            else:
+                z = numpyro.sample("z", dist.Normal(0.0, 1.0).expand([n_terms, n_groups])
+                                   .to_event(2))
+                effects = numpyro.deterministic("u", sd[:, None] * z)
+            eta = (X[:, :-1] @ w + centred - jnp.dot(x_mean, w)
+                   + jnp.sum(effects[:, group_j] * term_values, axis=0))
+            numpyro.sample("obs", dist.Bernoulli(logits=eta), obs=y)
+
+        model = grouped_model
     if n_classes > 2:
         if args.method != "nuts":
             raise ValueError("the softmax model runs with --method nuts only")
@@ -298,7 +344,14 @@ def main(argv=None):
     )
     t_mcmc = time.perf_counter()
     mcmc.run(mcmc_key, *model_args, extra_fields=extra_fields)
-    draws = jax.block_until_ready(mcmc.get_samples(group_by_chain=True)["w"])
+    samples = jax.block_until_ready(mcmc.get_samples(group_by_chain=True))
+    if grouped:
+        effects = samples["u"]
+        draws = jnp.concatenate([samples["w"], samples["b"][..., None],
+                                 effects.reshape(*effects.shape[:2], -1), samples["sd"]],
+                                axis=-1)
+    else:
+        draws = samples["w"]
     fields = jax.block_until_ready(mcmc.get_extra_fields(group_by_chain=False))
     t_end = time.perf_counter()
     recording["on"] = False
@@ -315,8 +368,7 @@ def main(argv=None):
         np.save(args.draws_out, draws)
     if n_classes > 2:
         draws = draws.reshape(*draws.shape[:2], -1)
-        D = draws.shape[2]
-    C, S, _ = draws.shape
+    C, S, D = draws.shape
     ds = az.convert_to_dataset({"w": draws})
     ess_bulk = np.asarray(az.ess(ds, method="bulk")["w"].values)
     ess_tail = np.asarray(az.ess(ds, method="tail")["w"].values)

@@ -8,14 +8,28 @@ sd's posterior mean and 90% interval beside the sd the effects were drawn with; 
 far the posterior means of the effects are from the effects drawn (their correlation, and
 the root mean square of the difference over the posterior sds).
 
+With ``--peer-python`` (or ``SKBAYES_MH_PEER_PYTHON``: a Python with NumPyro and ArviZ, as
+for ``peers/peer_comparison.py``), each size up to ``--peer-max-rows`` also runs NumPyro's
+NUTS on the same posterior (the same priors: each weight's autoscaled normal, the
+intercept's on the intercept at the features' means, each sd's half-normal), non-centred
+(``effects = sd * z``) as Stan's and NumPyro's manuals write it (``--peer-centred``:
+centred, which suits groups of many rows), diagonal mass matrix, 4
+chains of 500 warm-up and 1,000 draws, in its own process; its wall time includes JAX's
+compilation (shown apart). The last table compares the two: min-ESS a second and its
+ratio, and how far the posterior means of the sds and effects are apart in Monte Carlo
+errors, ``|mean - mean_peer| / sqrt(mcse^2 + mcse_peer^2)`` (its largest over the 2 + 2G
+sds and effects is about 3.5 when they agree; the share above 2 about 5%).
+
 Data: two standard-normal features with weights 0.5 and -0.3, intercept -0.5, groups of
 equal expected size (labels ``g00017``), intercepts of sd 0.8 and slopes of ``x0`` of sd
 0.4. Two cores, ``random_state`` 0.
 
-    python benchmarks/groups.py [--sizes 100000:200,1000000:1000]
+    python benchmarks/groups.py [--sizes 100000:200,1000000:1000] [--peer-python PATH]
 """
 import argparse
+import os
 import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -25,7 +39,7 @@ import numpy as np
 from skbayes_mh import MinibatchMHLogisticRegression
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/: the shared helpers
-from _common import table
+from _common import run_numpyro_peer, table
 
 SD_INTERCEPT, SD_SLOPE = 0.8, 0.4
 
@@ -50,8 +64,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="100000:200,1000000:1000",
                         help="rows:groups, comma-separated")
+    parser.add_argument("--peer-python", default=os.environ.get("SKBAYES_MH_PEER_PYTHON"))
+    parser.add_argument("--peer-max-rows", type=float, default=1e6)
+    parser.add_argument("--peer-centred", action="store_true",
+                        help="NUTS on centred effects (default: non-centred)")
     args = parser.parse_args()
-    fits, sds, effects = [], [], []
+    fits, sds, effects, peers = [], [], [], []
     for size in args.sizes.split(","):
         n_rows, n_groups = (int(float(v)) for v in size.split(":"))
         X, y, intercepts, slopes = grouped_rows(n_rows, n_groups)
@@ -86,6 +104,11 @@ def main():
             effects.append([name, ("intercepts", "slopes of x0")[t],
                             f"{np.corrcoef(mean[part], truth)[0, 1]:.3f}",
                             f"{np.sqrt(np.mean(((mean[part] - truth) / sd[part]) ** 2)):.2f}"])
+        if args.peer_python and n_rows <= args.peer_max_rows:
+            peer = _peer_row(args.peer_python, X, y, model, name, bulk / seconds,
+                             args.peer_centred)
+            if peer is not None:
+                peers.append(peer)
     table(fits, ["rows x groups", "test", "proposal", "seconds", "setup s", "iterations",
                  "rows read/iter", "max R-hat", "min bulk ESS", "min ESS/s", "warned"])
     print()
@@ -93,6 +116,53 @@ def main():
     print()
     table(effects, ["rows x groups", "effects", "corr(mean, drawn)",
                     "rms (mean - drawn) / sd"])
+    if peers:
+        print()
+        table(peers, ["rows x groups", "NUTS s", "compile s", "NUTS max R-hat",
+                      "NUTS min ESS", "NUTS ESS/s", "ours ESS/s", "ours / NUTS",
+                      "NUTS leapfrog/iter", "divergent", "|z| max", "|z| > 2"])
+
+
+def _peer_row(python, X, y, model, name, ours_per_second, centred=False):
+    """NumPyro NUTS (non-centred, or ``centred``) on the posterior ``model`` sampled: its
+    row of the last table, or None when the peer failed."""
+    from skbayes_mh.linear_model._priors import AUTOSCALE_REACH
+
+    numeric = X[["x0", "x1"]].to_numpy()
+    mean = numeric.mean(axis=0)
+    reach = np.maximum(numeric.max(axis=0) - mean, mean - numeric.min(axis=0))
+    spread = np.maximum(numeric.std(axis=0), reach / AUTOSCALE_REACH)  # autoscaled priors
+    levels = list(model.group_levels_["group"])
+    codes = np.searchsorted(levels, X["group"].to_numpy())
+    with tempfile.TemporaryDirectory() as folder:
+        data = Path(folder) / "groups.npz"
+        np.savez(data, X=numeric, y=y, prior_scale=model.prior_scale,
+                 intercept=1, intercept_prior_scale=model.intercept_prior_scale,
+                 group=codes, n_groups=len(levels), term_columns=[-1, 0],
+                 group_sd_scales=[model.prior_scale, model.prior_scale / spread[0]],
+                 weight_scales=model.prior_scale / spread, x_mean=mean, centred=int(centred))
+        found = run_numpyro_peer(python, data, "nuts", dense=False)
+    if found is None:
+        return None
+    result, _ = found
+    # Ours in the peer's order: weights, intercept, effects (term-major), sds.
+    draws = np.concatenate([model.posterior_.get("coef", flat=True),
+                            model.posterior_.get("intercept", flat=True).reshape(-1, 1),
+                            model.posterior_.get("group_effects", flat=True),
+                            model.posterior_.get("group_sd", flat=True)], axis=1)
+    diagnostics = model.diagnostics_
+    ess = np.concatenate([np.ravel(diagnostics["ess_bulk"][k])
+                          for k in ("coef", "intercept", "group_effects", "group_sd")])
+    mcse = draws.std(axis=0) / np.sqrt(ess)
+    peer_mcse = np.asarray(result["sd"]) / np.sqrt(np.asarray(result["ess_bulk"]))
+    z = np.abs(draws.mean(axis=0) - np.asarray(result["mean"])) / np.hypot(mcse, peer_mcse)
+    z = z[3:]  # the sds and effects
+    peer_per_second = result["min_ess_bulk_per_second"]
+    return [name, f"{result['wall_seconds']:.1f}", f"{result['compile_seconds']:.1f}",
+            f"{result['max_rhat']:.3f}", f"{result['min_ess_bulk']:.0f}",
+            f"{peer_per_second:.2f}", f"{ours_per_second:.1f}",
+            f"{ours_per_second / peer_per_second:.1f}", f"{result['mean_num_steps']:.1f}",
+            f"{result['num_divergent']}", f"{z.max():.2f}", f"{np.mean(z > 2):.1%}"]
 
 
 if __name__ == "__main__":
