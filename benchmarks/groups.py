@@ -13,7 +13,7 @@ for ``peers/peer_comparison.py``), each size up to ``--peer-max-rows`` also runs
 NUTS on the same posterior (the same priors: each weight's autoscaled normal, the
 intercept's on the intercept at the features' means, each sd's half-normal), non-centred
 (``effects = sd * z``) as Stan's and NumPyro's manuals write it (``--peer-centred``:
-centred, which suits groups of many rows), diagonal mass matrix, 4
+centred, which suits groups of many rows), diagonal mass matrix (``--peer-dense``: dense), 4
 chains of 500 warm-up and 1,000 draws, in its own process; its wall time includes JAX's
 compilation (shown apart). The last table compares the two: min-ESS a second and its
 ratio, and how far the posterior means of the sds and effects are apart in Monte Carlo
@@ -68,6 +68,8 @@ def main():
     parser.add_argument("--peer-max-rows", type=float, default=1e6)
     parser.add_argument("--peer-centred", action="store_true",
                         help="NUTS on centred effects (default: non-centred)")
+    parser.add_argument("--peer-dense", action="store_true",
+                        help="NUTS with a dense mass matrix (default: diagonal)")
     args = parser.parse_args()
     fits, sds, effects, peers = [], [], [], []
     for size in args.sizes.split(","):
@@ -106,7 +108,7 @@ def main():
                             f"{np.sqrt(np.mean(((mean[part] - truth) / sd[part]) ** 2)):.2f}"])
         if args.peer_python and n_rows <= args.peer_max_rows:
             peer = _peer_row(args.peer_python, X, y, model, name, bulk / seconds,
-                             args.peer_centred)
+                             args.peer_centred, args.peer_dense)
             if peer is not None:
                 peers.append(peer)
     table(fits, ["rows x groups", "test", "proposal", "seconds", "setup s", "iterations",
@@ -123,9 +125,10 @@ def main():
                       "NUTS leapfrog/iter", "divergent", "|z| max", "|z| > 2"])
 
 
-def _peer_row(python, X, y, model, name, ours_per_second, centred=False):
-    """NumPyro NUTS (non-centred, or ``centred``) on the posterior ``model`` sampled: its
-    row of the last table, or None when the peer failed."""
+def _peer_row(python, X, y, model, name, ours_per_second, centred=False, dense=False):
+    """NumPyro NUTS (non-centred, or ``centred``; a diagonal mass matrix, or ``dense``) on
+    the posterior ``model`` sampled: its row of the last table, or None when the peer
+    failed."""
     from skbayes_mh.linear_model._priors import AUTOSCALE_REACH
 
     numeric = X[["x0", "x1"]].to_numpy()
@@ -141,7 +144,7 @@ def _peer_row(python, X, y, model, name, ours_per_second, centred=False):
                  group=codes, n_groups=len(levels), term_columns=[-1, 0],
                  group_sd_scales=[model.prior_scale, model.prior_scale / spread[0]],
                  weight_scales=model.prior_scale / spread, x_mean=mean, centred=int(centred))
-        found = run_numpyro_peer(python, data, "nuts", dense=False)
+        found = run_numpyro_peer(python, data, "nuts", dense=dense)
     if found is None:
         return None
     result, _ = found
