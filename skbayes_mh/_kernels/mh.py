@@ -109,6 +109,17 @@ def _gradient_at(spec, prior, cv, theta, exact, inv_temperature, gradient, work,
 
 
 @jit(inline="always")
+def _test_inputs(exact, log_psi, loglik_change, proxy_change, impossible, inv_temperature):
+    """``(log psi, delta)`` for a test's decision: an exact test's ``delta`` is the whole
+    log ratio (-inf where the proposal's likelihood is 0) and a subsampling test's ``delta``
+    is NaN, its control variates' proxy change joining ``log psi``."""
+    if exact:
+        return log_psi, -math.inf if impossible else (
+            loglik_change * inv_temperature + log_psi)
+    return log_psi + proxy_change * inv_temperature, math.nan
+
+
+@jit(inline="always")
 def _loglik_with_gradient(spec, theta, gradient, inv_temperature, work, buffer):
     """Full-data log-likelihood, adding its tempered gradient to ``gradient``."""
     buffer[:] = 0.0
@@ -308,13 +319,9 @@ def _rescale_move(sd_index, spec, prior, cv, exact, want_grad, inv_temperature, 
     else:
         proxy_prop = proxy_total(cv, theta_prop, want_grad, gradient_prop, inv_temperature,
                                  buffer)
-    log_psi = prior_prop - current[0] + n_effects * log_factor
-    delta = math.nan
-    if exact:
-        delta = -math.inf if loglik_prop == -math.inf else (
-            (loglik_prop - current[1]) * inv_temperature + log_psi)
-    else:
-        log_psi += (proxy_prop - current[2]) * inv_temperature
+    log_psi, delta = _test_inputs(exact, prior_prop - current[0] + n_effects * log_factor,
+                                  loglik_prop - current[1], proxy_prop - current[2],
+                                  loglik_prop == -math.inf, inv_temperature)
     accepted, rows, status = decide(context, theta, theta_prop, log_psi, delta, rng)
     n_read += rows
     if status != STATUS_OK:
@@ -438,13 +445,10 @@ def mh_loop(spec, prior, proposal, cv, inv_temperature, chain, rng, trace, exact
                                              inv_temperature, buffer)
                 log_ratio = proposal_log_ratio(proposal, theta, theta_prop, gradient_prop,
                                                noise, vectors)
-            log_psi = prior_prop - log_prior_current + log_ratio
-            delta = math.nan
-            if exact:
-                delta = -math.inf if loglik_prop == -math.inf else (
-                    (loglik_prop - loglik_current) * inv_temperature + log_psi)
-            else:
-                log_psi += (proxy_prop - proxy_current) * inv_temperature
+            log_psi, delta = _test_inputs(exact, prior_prop - log_prior_current + log_ratio,
+                                          loglik_prop - loglik_current,
+                                          proxy_prop - proxy_current,
+                                          loglik_prop == -math.inf, inv_temperature)
             accepted, rows, status = decide(context, theta, theta_prop, log_psi, delta, rng)
             n_read += rows
             if status != STATUS_OK:
