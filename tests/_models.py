@@ -239,9 +239,9 @@ EXACT_FIT_CHECKS = ("check_regressors_no_decision_function", "check_sample_weigh
 EXACT_FIT = ("it fits y that a linear function of X fits exactly: the posterior of the noise "
              "scale is improper there, and fit refuses it with a ValueError")
 TOO_FEW_ROWS = ("its 27 rows (15 weighted) are fewer than the 31 coefficients, so a linear "
-                "function fits them exactly: the posterior of a sampled noise scale is "
-                "improper there, a Gamma dispersion's a funnel with no mode, and fit "
-                "refuses both with a ValueError")
+                "function fits them exactly: the posterior of a sampled noise scale or "
+                "Gamma dispersion is then a funnel toward 0 with no mode, and fit refuses "
+                "both with a ValueError")
 
 
 UNORDERED_BLOBS = ("its three classes are blobs around centres in no order along any "

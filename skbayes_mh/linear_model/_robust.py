@@ -117,9 +117,12 @@ class RobustTRegression(RegressorMixin, PredictiveRegressorMixin, LinearMHEstima
         if self.scale is None and X.shape[0] <= n_coefficients:
             raise ValueError(
                 f"RobustTRegression with scale=None needs more samples than coefficients, got "
-                f"n_samples = {X.shape[0]} for {n_coefficients} coefficients: the data can "
-                f"be fitted exactly and the posterior of the scale is then improper. Fix "
-                f"`scale` or add data.")
+                f"n_samples = {X.shape[0]} for {n_coefficients} coefficients: the weights can "
+                f"then fit every y exactly, and the posterior is a funnel toward scale 0 (its "
+                f"density grows without bound there: no mode) that the chains cannot cross. "
+                f"Fix `scale` (then more features than rows are sampled exactly in the rows' "
+                f"span with prior='gaussian'), add data, or reduce the features first (e.g. "
+                f"PCA or SelectKBest in a Pipeline).")
         spread = summary["std"] or 1.0
         center = summary["mean"] if self.fit_intercept else 0.0
         data = self._linear_data(X, y, weights)
