@@ -33,6 +33,15 @@ def ordered_categories(categories, labels):
     return order
 
 
+def labels_order(y):
+    """The categories of an ordered pandas ``Categorical`` ``y`` (a ``Series`` or the
+    array itself), lowest first; None for any other ``y``."""
+    dtype = getattr(y, "dtype", None)
+    if getattr(dtype, "name", None) == "category" and getattr(dtype, "ordered", False):
+        return list(dtype.categories)
+    return None
+
+
 @shared_docstring
 class OrdinalRegression(ClassifierMixin, PredictiveClassifierMixin, LinearMHEstimator):
     """Bayesian ordinal regression for ordered classes (ratings, grades, severity levels):
@@ -46,10 +55,12 @@ class OrdinalRegression(ClassifierMixin, PredictiveClassifierMixin, LinearMHEsti
     increasing cut-points. Priors: ``w_j ~ N(0, (prior_scale / spread(x_j))^2)``
     (``spread``: see ``autoscale``), the first cut-point at the features' means ``~ N(0,
     intercept_prior_scale^2)``, and each log-gap ``log(cutpoints[k] - cutpoints[k-1]) ~
-    N(0, 2^2)``. The classes are ordered as ``categories`` lists them, by default as the
-    labels sort (as scikit-learn's ``OrdinalEncoder`` orders categories): integers as
-    numbers, strings alphabetically (``"high" < "low" < "medium"``: give such levels'
-    order with ``categories=["low", "medium", "high"]``).
+    N(0, 2^2)``. The classes are ordered as ``categories`` lists them; by default, for an
+    ordered pandas ``Categorical`` ``y``, as its categories are (as statsmodels'
+    ``OrderedModel`` reads them), and otherwise as the labels sort (as scikit-learn's
+    ``OrdinalEncoder`` orders categories): integers as numbers, strings alphabetically
+    (``"high" < "low" < "medium"``: give such levels' order with ``categories=["low",
+    "medium", "high"]``, or as an ordered ``Categorical``).
     statsmodels' ``OrderedModel`` is the maximum-likelihood fit of the same model (its
     thresholds are ``cutpoints``). Firefly is not available (no bound is derived), so
     ``acceptance="firefly"`` is refused with an error.
@@ -60,8 +71,9 @@ class OrdinalRegression(ClassifierMixin, PredictiveClassifierMixin, LinearMHEsti
         ``F``: the logistic function (proportional odds) or the standard normal CDF.
     categories : "auto" or array-like of shape (n_classes,), default="auto"
         The classes from lowest to highest: every label ``y`` holds, and possibly levels
-        it does not (their cut-points then follow from the prior). ``"auto"``: the
-        labels in ``y``, sorted.
+        it does not (their cut-points then follow from the prior). ``"auto"``: an
+        ordered pandas ``Categorical`` ``y``'s categories, otherwise the labels in
+        ``y``, sorted.
     acceptance : str or AcceptanceTest, default="auto"
         {acceptance_auto}
         Or ``"barker"``, ``"minibatch"``, ``"austerity"``, ``"confidence"`` (with control
@@ -130,9 +142,23 @@ class OrdinalRegression(ClassifierMixin, PredictiveClassifierMixin, LinearMHEsti
                  verbose=0, warm_start=False, predict_tol=1e-4, group_effects=None):
         self._store_parameters(locals())
 
-    def _problem(self, X, y, weights, summary, acceptance):
+    def _fit(self, X, y, *args, **kwargs):
+        # An ordered categorical y (pandas) carries its levels' order: with categories=
+        # "auto" it orders the classes as categories= listing them would (the statsmodels
+        # OrderedModel, Bambi and brms convention).
+        self._label_order = labels_order(y)
+        return super()._fit(X, y, *args, **kwargs)
+
+    def _class_order(self):
+        """The classes' order as given (``categories``, or an ordered categorical ``y``'s
+        categories), None where the labels' sort order gives it."""
         if not is_auto(self.categories):
-            self.classes_ = ordered_categories(self.categories, self.classes_)
+            return self.categories
+        return getattr(self, "_label_order", None)
+
+    def _problem(self, X, y, weights, summary, acceptance):
+        if self._class_order() is not None:
+            self.classes_ = ordered_categories(self._class_order(), self.classes_)
         data = self._linear_data(X, self._class_indices(y, X), weights)
         family = self._family()
         prior = self._prior(GAUSSIAN, data, summary, 1, self.prior_scale,
@@ -145,14 +171,15 @@ class OrdinalRegression(ClassifierMixin, PredictiveClassifierMixin, LinearMHEsti
         return CumulativeModel(2 if classes is None else len(classes), self.link)
 
     def _class_indices(self, y, X):
-        if is_auto(self.categories):
+        if self._class_order() is None:
             return super()._class_indices(y, X)
         return self._class_observed(y).astype(np.float64)
 
     def _class_observed(self, y):
-        """Labels ``y`` as indices into ``classes_``, in the order ``categories`` gives
-        (an error naming labels that are not among them)."""
-        if is_auto(self.categories):
+        """Labels ``y`` as indices into ``classes_``, in the order ``categories`` (or an
+        ordered categorical ``y``) gives (an error naming labels that are not among
+        them)."""
+        if self._class_order() is None:
             return super()._class_observed(y)
         y = np.asarray(y)
         by_value = np.argsort(self.classes_, kind="stable")

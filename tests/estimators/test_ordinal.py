@@ -278,3 +278,24 @@ def test_categories_give_the_order_of_string_levels():
         OrdinalRegression(categories=["low", "low", "high"], **FAST).fit(X, y)
     with pytest.raises(ValueError, match="at least two classes"):
         OrdinalRegression(categories=["low"], **FAST).fit(X, y)
+
+
+def test_an_ordered_categorical_y_gives_its_levels_order():
+    """An ordered pandas ``Categorical`` ``y`` orders the classes as its categories do
+    (its categories as ``categories=``: the same draws, a level the data lack included),
+    in ``fit``, ``predict`` and ``score``; an unordered one sorts its labels, as plain
+    strings do."""
+    pd = pytest.importorskip("pandas")
+    X, classes = ordered_classes(600, seed=7, cuts=(-0.5, 1.0))
+    order = ["low", "medium", "high", "top"]  # "top" is never observed
+    y = pd.Series(pd.Categorical(np.array(order)[classes], categories=order, ordered=True))
+    by_dtype = OrdinalRegression(**FAST, random_state=0).fit(X, y)
+    listed = OrdinalRegression(categories=order, **FAST, random_state=0).fit(X, y.to_numpy())
+    assert list(by_dtype.classes_) == order
+    np.testing.assert_array_equal(by_dtype.posterior_.get("cutpoints", flat=True),
+                                  listed.posterior_.get("cutpoints", flat=True))
+    np.testing.assert_array_equal(by_dtype.predict_proba(X), listed.predict_proba(X))
+    assert by_dtype.score(X, y) == listed.score(X, y.to_numpy())
+    unordered = pd.Categorical(np.array(order)[classes], categories=order)
+    assert list(OrdinalRegression(**FAST).fit(X, unordered).classes_) == ["high", "low",
+                                                                          "medium"]
