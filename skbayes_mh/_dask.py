@@ -81,23 +81,25 @@ def _compute(tasks):
     return list(dask.compute(*tasks))
 
 
-def _scan_block(X, y, offset, classes):
-    """:func:`~skbayes_mh._passes.scan_part` over one block, its bad rows made rows of the
-    whole array."""
+def _scan_block(X, y, offset, classes, weights=None):
+    """:func:`~skbayes_mh._passes.scan_part` over one block (its rows' ``weights``, or None),
+    its bad rows made rows of the whole array."""
     X, y = np.asarray(X), np.asarray(y)
-    found = scan_part(X, y, 0, X.shape[0], classes)
+    found = scan_part(X, y, 0, X.shape[0], classes, weights)
     for key in ("bad_x", "bad_y"):
         if found[key] >= 0:
             found[key] += offset
     return found
 
 
-def scan_dask_data(X, y, classes):
-    """:func:`~skbayes_mh._passes.scan_data` as one Dask map-reduce over the row blocks."""
+def scan_dask_data(X, y, classes, weights=None):
+    """:func:`~skbayes_mh._passes.scan_data` as one Dask map-reduce over the row blocks
+    (each with its rows' slice of ``weights``, an array of shape (n,) or None)."""
     from dask import delayed
-    tasks = [delayed(_scan_block)(xb, yb, int(offset), classes)
-             for xb, yb, offset in zip(X.to_delayed().ravel(), y.to_delayed().ravel(),
-                                       row_offsets(X))]
+    tasks = [delayed(_scan_block)(xb, yb, int(offset), classes,
+                                  None if weights is None else weights[offset:offset + size])
+             for xb, yb, offset, size in zip(X.to_delayed().ravel(), y.to_delayed().ravel(),
+                                             row_offsets(X), X.chunks[0])]
     return combine_scans(_compute(tasks), classes)
 
 
@@ -109,10 +111,11 @@ def encode_dask_labels(y, classes, dtype):
                         dtype=dtype)
 
 
-def _run_on_block(function, container, X, y, weights, intercept, offset):
+def _run_on_block(function, container, X, y, weights, intercept, offset, offsets=None):
     X = read_only(np.ascontiguousarray(X))
     y = read_only(np.ascontiguousarray(y, dtype=np.float64))
-    part = container(X, y, read_only(weights), intercept, row_offset=offset)
+    part = container(X, y, read_only(weights), intercept, row_offset=offset,
+                     offset=None if offsets is None else read_only(offsets))
     return function(part, 0, part.n_rows)
 
 
@@ -125,8 +128,9 @@ def map_dask_parts(function, data):
     for xb, yb, offset, size in zip(data.X.to_delayed().ravel(), data.y.to_delayed().ravel(),
                                     row_offsets(data.X), data.X.chunks[0]):
         weights = data.weights[offset:offset + size] if data.weights.size else data.weights
+        offsets = data.offset[offset:offset + size] if data.offset.size else None
         tasks.append(delayed(_run_on_block)(function, type(data), xb, yb, weights, data.intercept,
-                                            int(offset)))
+                                            int(offset), offsets))
     return _compute(tasks)
 
 
@@ -143,7 +147,7 @@ def gather(data):
     X, y = gathered(data.X), gathered(data.y.astype(np.float64))
     X = read_only(np.ascontiguousarray(X))
     return type(data)(X, read_only(np.ascontiguousarray(y, dtype=np.float64)), data.weights,
-                      data.intercept)
+                      data.intercept, offset=data.offset if data.offset.size else None)
 
 
 #: A ``dask.array``'s rows are gathered into memory up to this share of the memory the

@@ -75,11 +75,14 @@ def fit_data(estimator, X, y, sample_weight=None, classes=False):
     distributed = is_dask_array(X)
     weights = np.zeros(0)
     if distributed:
-        if sample_weight is not None:
-            raise ValueError("sample_weight is not supported with a dask.array X yet; "
-                             "fit without it, or on in-memory or memory-mapped arrays.")
         X, y = check_dask_data(X, y, classes)
         estimator.n_features_in_ = X.shape[1]
+        if sample_weight is not None:  # one value a row, held here (a Dask one computed)
+            weights = _check_sample_weight(np.asarray(sample_weight), _rows_only(X),
+                                           dtype=np.float64, ensure_non_negative=True)
+            if not np.any(weights):
+                raise ValueError("Sample weights must contain at least one non-zero "
+                                 "number.")
     else:
         try:
             X, y = validate_data(estimator, X, y, dtype=[np.float64, np.float32], order="C",
@@ -109,7 +112,7 @@ def fit_data(estimator, X, y, sample_weight=None, classes=False):
     elif X.dtype == np.float32 and X.nbytes < FLOAT32_IN_PLACE_MIN_BYTES:
         X = X.astype(np.float64)
     if distributed:
-        summary = scan_dask_data(X, y, classes)
+        summary = scan_dask_data(X, y, classes, weights if weights.size else None)
     else:
         try:
             summary = scan_data(X, y, classes, weights if weights.size else None)
@@ -124,15 +127,18 @@ def fit_data(estimator, X, y, sample_weight=None, classes=False):
     return X, y, read_only(weights), summary
 
 
+def _rows_only(X):
+    """An empty stand-in with ``X``'s rows (no columns, nothing computed), for scikit-learn's
+    checks of a per-row array beside a ``dask.array`` ``X``."""
+    return np.empty((X.shape[0], 0))
+
+
 def exposure_offset(exposure, X):
     """``log(exposure)``, each row's offset in its linear predictors (float64, read-only),
     or None for None; an error names a row whose exposure is not positive and finite."""
     if exposure is None:
         return None
-    if is_dask_array(X):
-        raise ValueError("exposure is not supported with a dask.array X yet; fit on "
-                         "in-memory or memory-mapped arrays.")
-    values = check_array(exposure, ensure_2d=False, dtype=np.float64,
+    values = check_array(np.asarray(exposure) if is_dask_array(exposure) else exposure, ensure_2d=False, dtype=np.float64,
                          ensure_all_finite=False, input_name="exposure")
     if values.ndim != 1 or values.shape[0] != X.shape[0]:
         raise ValueError(f"exposure must have shape ({X.shape[0]},), one value per row of "

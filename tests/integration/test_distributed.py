@@ -233,6 +233,53 @@ def test_rows_above_the_memory_share_are_gathered_on_disk_and_the_file_removed(
     assert list(tmp_path.iterdir()) == []
 
 
+def test_weights_and_exposures_beside_a_dask_array_sample_their_posteriors(client):
+    """``sample_weight`` and ``exposure`` (NumPy or Dask, one value a row) beside a
+    ``dask.array`` ``X``: the weighted Gaussian regression samples its exact weighted
+    posterior (the weights move it by 17 sds: ignored weights would fail), and the
+    Poisson fit with exposures the in-memory fit's posterior (the exposures grow with the
+    first feature: an ignored offset would move its weight by 0.8, dozens of sds)."""
+    from skbayes_mh import MinibatchMHPoissonRegression
+
+    X, y = gaussian_regression(6000, seed=3)
+    y += 0.8 * np.maximum(X[:, 0], 0.0)  # a kink: the weights move the fitted slope
+    weights = np.where(X[:, 0] > 0, 3.0, 0.25)
+    design = np.column_stack([X, np.ones(len(y))])
+    centre = np.average(y, weights=weights)
+    spread = np.sqrt(np.average((y - centre) ** 2, weights=weights))
+    prior_precision = np.diag([1.0, 1.0, (10 * spread) ** -2.0])
+    precision = design.T @ (weights[:, None] * design) + prior_precision
+    covariance = np.linalg.inv(precision)
+    mean = covariance @ (design.T @ (weights * y) + prior_precision @ [0.0, 0.0, centre])
+    unweighted, _ = exact_posterior(X, y)
+    assert np.max(np.abs(unweighted - mean) / np.sqrt(np.diag(covariance))) > 10
+    fit = gaussian_estimator(random_state=0).fit(
+        da.from_array(X, chunks=2000), da.from_array(y, chunks=2000),
+        sample_weight=da.from_array(weights, chunks=1500))
+    assert_matches(fit._theta_draws().reshape(-1, 3), min_ess(fit), mean, covariance)
+
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((4000, 2))
+    exposure = np.exp(0.8 * X[:, 0] + rng.uniform(-0.5, 0.5, 4000))
+    counts = rng.poisson(exposure * np.exp(0.2 + X @ [0.3, -0.2]))
+    local = MinibatchMHPoissonRegression(random_state=0).fit(X, counts, exposure=exposure)
+    remote = MinibatchMHPoissonRegression(random_state=1).fit(
+        da.from_array(X, chunks=1000), da.from_array(counts, chunks=1000), exposure=exposure)
+    a = local._theta_draws().reshape(-1, 3)
+    b = remote._theta_draws().reshape(-1, 3)
+    error = np.sqrt(a.var(axis=0) / min_ess(local) + b.var(axis=0) / min_ess(remote))
+    assert np.all(np.abs(a.mean(axis=0) - b.mean(axis=0)) < Z_LIMIT * error)
+    # The generating weight within 5 posterior sds (about 0.015 each): an ignored offset
+    # would put it near 1.1.
+    assert abs(b.mean(axis=0)[0] - 0.3) < 5 * b.std(axis=0)[0] < 0.2
+    with pytest.raises(ValueError, match="exposure must be positive and finite; row 7"):
+        bad = exposure.copy()
+        bad[7] = -1.0
+        MinibatchMHPoissonRegression().fit(da.from_array(X, chunks=1000), counts, exposure=bad)
+    with pytest.raises(ValueError, match="sample_weight"):
+        gaussian_estimator().fit(da.from_array(X, chunks=1000), counts, sample_weight=[1.0])
+
+
 def test_dask_errors_name_the_row_and_the_problem(client):
     X, y = gaussian_regression(1000)
     X[617, 1] = np.nan
