@@ -138,7 +138,9 @@ def exposure_offset(exposure, X):
     or None for None; an error names a row whose exposure is not positive and finite."""
     if exposure is None:
         return None
-    values = check_array(np.asarray(exposure) if is_dask_array(exposure) else exposure, ensure_2d=False, dtype=np.float64,
+    if is_dask_array(exposure):  # one value a row: held here
+        exposure = np.asarray(exposure)
+    values = check_array(exposure, ensure_2d=False, dtype=np.float64,
                          ensure_all_finite=False, input_name="exposure")
     if values.ndim != 1 or values.shape[0] != X.shape[0]:
         raise ValueError(f"exposure must have shape ({X.shape[0]},), one value per row of "
