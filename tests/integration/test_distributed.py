@@ -48,15 +48,19 @@ def gaussian_estimator(**kwargs):
                              autoscale=False, n_draws=1500, n_warmup=500, **kwargs)
 
 
-def exact_posterior(X, y, prior_scale=1.0):
+def exact_posterior(X, y, prior_scale=1.0, weights=None):
     """Mean and covariance of [w, b] for noise sd 1 and the estimator's priors (weights
-    N(0, prior_scale^2), intercept N(mean(y), (10 sd(y))^2))."""
+    N(0, prior_scale^2), intercept N(mean(y), (10 sd(y))^2)), with each row's log-likelihood
+    times its ``weights`` (the mean and sd of y then weighted too)."""
+    weights = np.ones(len(y)) if weights is None else weights
+    centre = np.average(y, weights=weights)
+    spread = np.sqrt(np.average((y - centre) ** 2, weights=weights))
     design = np.column_stack([X, np.ones(len(y))])
-    precision_prior = np.diag([prior_scale**-2.0] * X.shape[1] + [(10 * y.std())**-2.0])
-    location = np.r_[np.zeros(X.shape[1]), y.mean()]
-    precision = design.T @ design + precision_prior
+    precision_prior = np.diag([prior_scale**-2.0] * X.shape[1] + [(10 * spread)**-2.0])
+    location = np.r_[np.zeros(X.shape[1]), centre]
+    precision = design.T @ (weights[:, None] * design) + precision_prior
     covariance = np.linalg.inv(precision)
-    return covariance @ (design.T @ y + precision_prior @ location), covariance
+    return covariance @ (design.T @ (weights * y) + precision_prior @ location), covariance
 
 
 def assert_matches(draws, ess, mean, covariance, mean_error=None):
@@ -244,13 +248,7 @@ def test_weights_and_exposures_beside_a_dask_array_sample_their_posteriors(clien
     X, y = gaussian_regression(6000, seed=3)
     y += 0.8 * np.maximum(X[:, 0], 0.0)  # a kink: the weights move the fitted slope
     weights = np.where(X[:, 0] > 0, 3.0, 0.25)
-    design = np.column_stack([X, np.ones(len(y))])
-    centre = np.average(y, weights=weights)
-    spread = np.sqrt(np.average((y - centre) ** 2, weights=weights))
-    prior_precision = np.diag([1.0, 1.0, (10 * spread) ** -2.0])
-    precision = design.T @ (weights[:, None] * design) + prior_precision
-    covariance = np.linalg.inv(precision)
-    mean = covariance @ (design.T @ (weights * y) + prior_precision @ [0.0, 0.0, centre])
+    mean, covariance = exact_posterior(X, y, weights=weights)
     unweighted, _ = exact_posterior(X, y)
     assert np.max(np.abs(unweighted - mean) / np.sqrt(np.diag(covariance))) > 10
     fit = gaussian_estimator(random_state=0).fit(
