@@ -16,6 +16,7 @@ import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.base import clone
 
 from skbayes_mh import (FireflySoftmaxClassifier, GammaRegression,
                         MinibatchMHLogisticRegression, MinibatchMHPoissonRegression,
@@ -218,6 +219,9 @@ def test_nothing_is_densified():
     y = (X @ rng.normal(size=d) + rng.logistic(size=n) > 0).astype(int)
     matrix_bytes = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
     clf = MinibatchMHLogisticRegression(n_draws=5, n_warmup=5, n_chains=1, random_state=0)
+    # A first, untraced fit loads the kernels from numba's cache: thousands of Python
+    # objects, not the fit's, which tracemalloc would slow about 15 times (20 s).
+    clone(clf).fit(X, y)
     tracemalloc.start()
     try:
         clf.fit(X, y)
