@@ -1,7 +1,7 @@
 """Print the project's declared minimum versions as pip constraints (``name==version``).
 
 Every core dependency in ``pyproject.toml`` is declared as ``name>=version``; the
-minimum-versions job of ``.ci/run`` installs exactly those versions, so that the declared
+minimum-versions job (``.ci/run-minimums``) installs exactly those versions, so that the declared
 minimums are the tested ones. A dependency without a ``>=`` bound is an error.
 
 ``python .ci/minimums.py --test-tools NAME ...`` prints instead the ``test`` extra's
