@@ -16,7 +16,8 @@ from .._docstrings import with_sections
 from .._passes import map_on_cores
 from ..posterior import Posterior, check_quantiles
 from ..sampling import chain_seeds
-from ._predictive import OutputMajorDraws, linear_predictors, predictive_mean, row_blocks
+from ._predictive import (OutputMajorDraws, by_row_blocks, linear_predictors,
+                          predictive_mean, row_blocks)
 
 #: Frames between a warning raised in ``fit``'s helpers and the user's call of ``fit``:
 #: helper -> ``_fit`` -> the estimator's ``fit`` -> the caller.
@@ -434,8 +435,9 @@ class FittedPosterior:
 _ROWS_TO_PREDICT = """\
 Parameters
 ----------
-X : {array-like, sparse matrix} of shape (n_samples, n_features)
-    The rows to predict.
+X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+    The rows to predict. A ``dask.array`` is read one row block at a time, and an
+    ``np.memmap`` above 16 MiB in slices of that size: the result is a NumPy array.
 """
 #: The sections of a classifier's per-row class probabilities (and their logs).
 _CLASS_COLUMNS = _ROWS_TO_PREDICT + """
@@ -451,6 +453,7 @@ class PredictiveClassifierMixin:
     family's ``class_probabilities``."""
 
     @with_sections(_CLASS_COLUMNS)
+    @by_row_blocks
     def predict_proba(self, X):
         """Posterior-predictive probabilities: the mean over the stored draws of each
         draw's class probabilities (deterministic), within ``predict_tol`` (every draw with
@@ -533,6 +536,7 @@ class PredictiveRegressorMixin:
     """``predict`` (mean and sd) and ``predict_quantiles`` for a regressor, from its
     family's ``mean``, ``noise_variance`` and ``mixture_quantiles``."""
 
+    @by_row_blocks
     def predict(self, X, return_std=False):
         """Posterior-predictive mean: the mean over the stored draws of each draw's mean
         outcome (deterministic), within ``predict_tol`` (relative above 1; every draw with
@@ -540,8 +544,9 @@ class PredictiveRegressorMixin:
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The rows to predict.
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            The rows to predict (a ``dask.array`` one row block at a time, an
+            ``np.memmap`` above 16 MiB in slices of that size).
         return_std : bool, default=False
             Also return the posterior-predictive standard deviation of a new outcome:
             ``sqrt(E[noise variance] + Var[mean])`` over every stored draw (the family's
@@ -565,6 +570,7 @@ class PredictiveRegressorMixin:
         noise = self._predictive(X, lambda eta: family.noise_variance(eta, variables))
         return mean, np.sqrt(spread + noise)
 
+    @by_row_blocks
     def predict_quantiles(self, X, quantiles=(0.05, 0.5, 0.95)):
         """Quantiles of the posterior predictive distribution of a new outcome at each row
         (noise included): of the equal mixture over the stored draws of each draw's noise
@@ -573,8 +579,9 @@ class PredictiveRegressorMixin:
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The rows to predict.
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            The rows to predict (a ``dask.array`` one row block at a time, an
+            ``np.memmap`` above 16 MiB in slices of that size).
         quantiles : array-like of shape (n_quantiles,), default=(0.05, 0.5, 0.95)
             Each in (0, 1).
 

@@ -18,6 +18,8 @@ draws were tried and dropped: on rows whose probabilities sit near 1 in all but 
 draws, the subsets missed those draws, estimated a standard error near 0 and erred by 50
 times the tolerance, and where the posterior is wide they cost more than every draw.)
 """
+import functools
+
 import numpy as np
 
 from .._passes import map_on_cores
@@ -80,6 +82,49 @@ def block_rows(n_draws, n_outputs):
     """Rows whose linear predictors under ``n_draws`` draws of ``n_outputs`` outputs take
     about :data:`PREDICT_BLOCK_BYTES`."""
     return max(1, PREDICT_BLOCK_BYTES // (8 * n_draws * n_outputs))
+
+
+#: Bytes of ``X`` a prediction from an ``np.memmap`` reads at a time: larger memmaps are
+#: predicted block by block (validation would otherwise read, and a float32 memmap copy to
+#: float64, all of it at once).
+MEMMAP_PREDICT_BLOCK_BYTES = 1 << 24
+
+
+def out_of_core_blocks(X):
+    """``X``'s rows in blocks as NumPy arrays, one at a time, where ``X`` must not be read
+    whole: a 2-D ``dask.array`` (a block per row block, computed when its turn comes) and
+    an ``np.memmap`` above :data:`MEMMAP_PREDICT_BLOCK_BYTES` (slices of about that many
+    bytes); None for any other ``X`` (and for a Dask array that is empty, not 2-D or of
+    unknown block sizes, which the usual validation then reports)."""
+    from .._dask import is_dask_array
+
+    if is_dask_array(X):
+        if X.ndim != 2 or X.shape[0] == 0 or any(np.isnan(n) for n in X.chunks[0]):
+            return None
+        if len(X.chunks[1]) > 1:
+            X = X.rechunk({1: -1})  # every block holds whole rows
+        return (np.asarray(X.blocks[k].compute()) for k in range(X.numblocks[0]))
+    if isinstance(X, np.memmap) and X.ndim == 2 and X.nbytes > MEMMAP_PREDICT_BLOCK_BYTES:
+        rows = max(1, MEMMAP_PREDICT_BLOCK_BYTES // max(1, X.strides[0]))
+        return (X[start:start + rows] for start in range(0, X.shape[0], rows))
+    return None
+
+
+def by_row_blocks(method):
+    """``method(self, X, ...)`` (a prediction, one row of output per row of ``X``, or a tuple
+    of such) applied to :func:`out_of_core_blocks` of ``X`` one after another and
+    concatenated, where ``X`` must not be read whole; as it is otherwise."""
+    @functools.wraps(method)
+    def blockwise(self, X, *args, **kwargs):
+        blocks = out_of_core_blocks(X)
+        if blocks is None:
+            return method(self, X, *args, **kwargs)
+        parts = [method(self, block, *args, **kwargs) for block in blocks]
+        if isinstance(parts[0], tuple):
+            return tuple(np.concatenate(values) for values in zip(*parts))
+        return np.concatenate(parts)
+
+    return blockwise
 
 
 def row_blocks(X, n_draws, n_outputs):

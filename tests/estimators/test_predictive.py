@@ -405,3 +405,99 @@ def test_the_second_order_error_bound_holds_at_every_row(family):
         assert np.all(bound == 0)
     else:
         assert np.median(error / bound) < 0.5 and bound.max() > 1e-4  # not vacuous
+
+
+def _traced_peak(function):
+    """``function()`` and the peak bytes NumPy and Python allocated while it ran."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        value = function()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return value, peak
+
+
+@pytest.fixture(scope="module")
+def wide_rows_fits():
+    """A classifier, a softmax and a robust regressor fitted on 40 columns (quickly: what is
+    tested is how rows are read at prediction)."""
+    rng = np.random.default_rng(21)
+    X = rng.normal(size=(400, 40))
+    eta = X[:, :3] @ np.array([1.0, -1.0, 0.5])
+    settings = dict(n_draws=100, n_warmup=100, n_chains=2, random_state=0)
+    binary = quiet_fit(MinibatchMHLogisticRegression(**settings), X,
+                       (rng.random(400) < 1 / (1 + np.exp(-eta))).astype(int))
+    classes = quiet_fit(FireflySoftmaxClassifier(**settings), X, np.digitize(eta, [-0.5, 0.5]))
+    robust = quiet_fit(RobustTRegression(**settings), X, eta + rng.standard_t(4, size=400))
+    return binary, classes, robust
+
+
+def test_a_dask_array_predicts_block_by_block_what_its_rows_predict(wide_rows_fits):
+    """Every prediction of a ``dask.array`` (row blocks of 700, two column blocks) is that of
+    the same rows in memory (every draw's mean: to rounding; the default's, within its
+    tolerance of it), and a NumPy array."""
+    da = pytest.importorskip("dask.array")
+    binary, classes, robust = wide_rows_fits
+    X = np.random.default_rng(22).normal(size=(3000, 40))
+    X_dask = da.from_array(X, chunks=(700, 20))
+    for fit in (binary, classes):
+        found = fit.predict_proba(X_dask)
+        assert isinstance(found, np.ndarray) and found.shape == (3000, len(fit.classes_))
+        np.testing.assert_allclose(found, fit.predict_proba(X), rtol=0, atol=2 * fit.predict_tol)
+        np.testing.assert_array_equal(fit.predict(X_dask), fit.predict(X))
+        every = fit.set_params(predict_tol=None)
+        np.testing.assert_allclose(every.predict_proba(X_dask), every.predict_proba(X),
+                                   rtol=1e-12, atol=1e-15)
+        fit.set_params(predict_tol=1e-4)
+    np.testing.assert_allclose(binary.decision_function(X_dask), binary.decision_function(X),
+                               rtol=1e-3)
+    mean, std = robust.predict(X_dask, return_std=True)
+    reference_mean, reference_std = robust.predict(X, return_std=True)
+    np.testing.assert_allclose(mean, reference_mean, rtol=1e-12)
+    np.testing.assert_allclose(std, reference_std, rtol=1e-12)
+    np.testing.assert_allclose(robust.predict_quantiles(X_dask, (0.1, 0.9)),
+                               robust.predict_quantiles(X, (0.1, 0.9)), rtol=1e-9)
+
+
+def test_a_dask_array_is_never_read_whole(wide_rows_fits):
+    """A lazy 256 MB ``dask.array`` (800,000 rows in blocks of 20,000): ``predict_proba``
+    allocates at most what predicting one block held in memory does, plus a few blocks and
+    its result (reading it whole would add its 256 MB)."""
+    da = pytest.importorskip("dask.array")
+    binary = wide_rows_fits[0]
+    X = da.random.default_rng(23).standard_normal((800_000, 40), chunks=(20_000, 40))
+    block = X.blocks[0].compute()
+    binary.predict_proba(block)  # the first call's one-time imports and caches
+    _, one_block = _traced_peak(lambda: binary.predict_proba(block))
+    proba, peak = _traced_peak(lambda: binary.predict_proba(X))
+    assert proba.shape == (800_000, 2) and np.isfinite(proba).all()
+    assert peak < one_block + 4 * block.nbytes + proba.nbytes, (
+        peak / 2**20, one_block / 2**20, X.nbytes / 2**20)
+
+
+def test_a_large_float32_memmap_predicts_in_slices(wide_rows_fits, tmp_path):
+    """A 96 MB float32 ``np.memmap`` (600,000 x 40) is predicted in slices of 16 MiB: at
+    most what predicting one slice held in memory (as float64) allocates, plus a few slices
+    and the result, where converting it to float64 whole takes 192 MB; the predictions are
+    those of the rows in memory."""
+    binary = wide_rows_fits[0]
+    rng = np.random.default_rng(24)
+    X = np.lib.format.open_memmap(tmp_path / "X.npy", mode="w+", dtype=np.float32,
+                                  shape=(600_000, 40))
+    for start in range(0, X.shape[0], 100_000):
+        X[start:start + 100_000] = rng.standard_normal((100_000, 40), dtype=np.float32)
+    X.flush()
+    X = np.load(tmp_path / "X.npy", mmap_mode="r")
+    slice_rows = (1 << 24) // X.strides[0]
+    in_memory = np.asarray(X[:slice_rows], dtype=np.float64)
+    binary.predict_proba(in_memory)
+    _, one_slice = _traced_peak(lambda: binary.predict_proba(in_memory))
+    proba, peak = _traced_peak(lambda: binary.predict_proba(X))
+    assert peak < one_slice + 3 * in_memory.nbytes + proba.nbytes, (
+        peak / 2**20, one_slice / 2**20, X.nbytes / 2**20)
+    rows = slice(None, None, 997)  # a sample of the rows, against the same rows in memory
+    np.testing.assert_allclose(proba[rows], binary.predict_proba(np.asarray(X[rows])),
+                               rtol=0, atol=2 * binary.predict_tol)
