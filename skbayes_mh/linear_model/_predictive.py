@@ -105,7 +105,7 @@ def out_of_core_blocks(X):
             X = X.rechunk({1: -1})  # every block holds whole rows
         return (np.asarray(X.blocks[k].compute()) for k in range(X.numblocks[0]))
     if isinstance(X, np.memmap) and X.ndim == 2 and X.nbytes > MEMMAP_PREDICT_BLOCK_BYTES:
-        rows = max(1, MEMMAP_PREDICT_BLOCK_BYTES // max(1, X.strides[0]))
+        rows = max(1, MEMMAP_PREDICT_BLOCK_BYTES // max(1, X.itemsize * X.shape[1]))
         return (X[start:start + rows] for start in range(0, X.shape[0], rows))
     return None
 

@@ -491,7 +491,7 @@ def test_a_large_float32_memmap_predicts_in_slices(wide_rows_fits, tmp_path):
         X[start:start + 100_000] = rng.standard_normal((100_000, 40), dtype=np.float32)
     X.flush()
     X = np.load(tmp_path / "X.npy", mmap_mode="r")
-    slice_rows = (1 << 24) // X.strides[0]
+    slice_rows = (1 << 24) // (X.itemsize * X.shape[1])
     in_memory = np.asarray(X[:slice_rows], dtype=np.float64)
     binary.predict_proba(in_memory)
     _, one_slice = _traced_peak(lambda: binary.predict_proba(in_memory))
