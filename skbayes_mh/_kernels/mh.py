@@ -46,10 +46,12 @@ def proxy_total(cv, theta, want_grad, gradient, scale, buffer):
     """The proxies' full-data sum ``Q(theta) = G . delta + delta' H delta / 2`` with
     ``delta = phi(theta) - phi(c)`` (``phi`` the identity, or ``exp`` on ``cv.exp_coords``),
     0 without control variates; with ``want_grad`` ``scale * phi'(theta) (G + H delta)`` is
-    added to ``gradient``."""
+    added to ``gradient``. ``H delta`` reads ``H``'s CSR form where it has one (its
+    nonzero entries in the same order: the same sums)."""
     if not cv.use:
         return 0.0
     d = theta.shape[0]
+    sparse = cv.hess_indptr.shape[0] > 0
     mapped = cv.exp_coords.shape[0] > 0
     for a in range(d):
         if mapped and cv.exp_coords[a] != 0.0:
@@ -59,8 +61,12 @@ def proxy_total(cv, theta, want_grad, gradient, scale, buffer):
     total = 0.0
     for a in range(d):
         hessian_times = 0.0
-        for b in range(d):
-            hessian_times += cv.hess[a, b] * buffer[b]
+        if sparse:
+            for k in range(cv.hess_indptr[a], cv.hess_indptr[a + 1]):
+                hessian_times += cv.hess_values[k] * buffer[cv.hess_indices[k]]
+        else:
+            for b in range(d):
+                hessian_times += cv.hess[a, b] * buffer[b]
         total += buffer[a] * (cv.grad[a] + 0.5 * hessian_times)
         if want_grad:
             slope = math.exp(theta[a]) if mapped and cv.exp_coords[a] != 0.0 else 1.0

@@ -107,9 +107,12 @@ Test = namedtuple("Test", "params support cdf decide")
 #: proxies read as ``exp(theta_a)``: a positive parameter sampled as its log, whose rows'
 #: log-likelihood is close to quadratic in the parameter itself, not in its log (a
 #: negative binomial's dispersion near the Poisson limit); ``grad`` and ``hess`` are then
-#: in those coordinates.
+#: in those coordinates. ``hess_indptr``, ``hess_indices`` and ``hess_values`` hold
+#: ``hess`` in CSR form where most of its entries are 0 (group-level effects: two groups'
+#: effects never share a row), for the proxies' full-data sum; empty otherwise.
 ControlVariates = namedtuple("ControlVariates", "use center grad hess whitening radius m3_scale "
-                                                "m3_rate eta_center_max exp_coords")
+                                                "m3_rate eta_center_max exp_coords hess_indptr "
+                                                "hess_indices hess_values")
 #: Firefly's collapsible bounds. Each row's log-likelihood is bounded below by a quadratic
 #: in its linear predictors ``eta`` (the first ``K`` entries of ``u``), scaled by
 #: ``exp(-2 v)`` for a model with a log-scale ``v`` (the last entry of ``u``, or
@@ -212,7 +215,7 @@ PRIOR = types.Tuple((I8, IN_VECTOR, IN_VECTOR, IN_VECTOR, I8, I8, I8, F8,
                      readonly(I8, 1)))
 TEST = types.Tuple((IN_VECTOR, IN_VECTOR, IN_VECTOR, ADDRESS))
 CONTROL_VARIATES = types.Tuple((BOOL, IN_VECTOR, IN_VECTOR, IN_MATRIX, IN_MATRIX, F8, F8, F8, F8,
-                                IN_VECTOR))
+                                IN_VECTOR, readonly(I8, 1), readonly(I8, 1), IN_VECTOR))
 FIREFLY_BOUND = types.Tuple((BOUND_COEFFICIENTS, IN_VECTOR, IN_VECTOR, IN_MATRIX, IN_VECTOR, F8,
                              F8, F8, IN_MATRIX))
 
@@ -223,7 +226,8 @@ WORK = types.Tuple((VECTOR, VECTOR, VECTOR, VECTOR, MATRIX))
 #: :data:`ControlVariates` as the kernels hold them (``views.cv_view``: the centre writable,
 #: to be handed to a user's function).
 CV_VIEW = types.NamedTuple((BOOL, VECTOR, IN_VECTOR, IN_MATRIX, IN_MATRIX, F8, F8, F8, F8,
-                            IN_VECTOR), ControlVariates)
+                            IN_VECTOR, readonly(I8, 1), readonly(I8, 1), IN_VECTOR),
+                           ControlVariates)
 DATA_PASS = types.FunctionType(types.Tuple((F8, I8))(types.voidptr, VECTOR, BOOL, VECTOR, WORK))
 BATCH_VALUES = types.FunctionType(types.Tuple((I8, I8))(types.voidptr, VECTOR, VECTOR, CV_VIEW,
                                                         INDEX, I8, I8, F8, VECTOR, WORK))

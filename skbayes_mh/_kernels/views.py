@@ -121,10 +121,12 @@ def test_view(test):
 
 @jit(inline="always")
 def cv_view(cv):
-    use, center, grad, hess, whitening, radius, m3_scale, m3_rate, eta_center_max, exp_coords = cv
+    (use, center, grad, hess, whitening, radius, m3_scale, m3_rate, eta_center_max, exp_coords,
+     hess_indptr, hess_indices, hess_values) = cv
     return ControlVariates(use, borrow_for_user(center), borrow(grad), borrow(hess),
                            borrow(whitening), radius, m3_scale, m3_rate, eta_center_max,
-                           borrow(exp_coords))
+                           borrow(exp_coords), borrow(hess_indptr), borrow(hess_indices),
+                           borrow(hess_values))
 
 
 @jit(inline="always")

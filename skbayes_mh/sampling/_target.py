@@ -4,6 +4,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._kernels._jit import STATUS_OK
 from .._kernels.layouts import BOTH_OPS, firefly_model_tuple, model_tuple
@@ -299,7 +300,31 @@ class Target:
 def no_control_variates(n_params):
     """The kernels' tuple for "no control variates" (the Hessian, never read then, empty)."""
     return (False, np.zeros(n_params), np.zeros(n_params), np.zeros((0, 0)),
-            np.zeros((0, 0)), 0.0, 0.0, 0.0, 0.0, np.zeros(0))
+            np.zeros((0, 0)), 0.0, 0.0, 0.0, 0.0, np.zeros(0), *sparse_hessian(None))
+
+
+#: The kernels read the proxies' Hessian in CSR form (:func:`sparse_hessian`) from this many
+#: parameters up where at most this share of its entries is nonzero: each Hamiltonian step
+#: on the proxies multiplies by it, ``d^2`` products dense (group-level effects of 2,000
+#: groups: 16 million), its nonzero entries sparse.
+SPARSE_HESSIAN_MIN_PARAMS = 256
+SPARSE_HESSIAN_MAX_SHARE = 0.125
+
+
+def sparse_hessian(hessian):
+    """``(indptr, indices, values)``: the CSR form of ``hessian`` (d, d) where it has at
+    least :data:`SPARSE_HESSIAN_MIN_PARAMS` rows and at most
+    :data:`SPARSE_HESSIAN_MAX_SHARE` of its entries are nonzero, each row's columns in
+    increasing order; three empty arrays otherwise (and for None)."""
+    empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
+    if hessian is None or hessian.shape[0] < SPARSE_HESSIAN_MIN_PARAMS:
+        return empty
+    if np.count_nonzero(hessian) > SPARSE_HESSIAN_MAX_SHARE * hessian.size:
+        return empty
+    csr = sp.csr_array(hessian)
+    csr.sort_indices()
+    return (csr.indptr.astype(np.int64), csr.indices.astype(np.int64),
+            np.ascontiguousarray(csr.data, dtype=np.float64))
 
 
 def control_variates(target, center=None, whitening_covariance=None):
@@ -350,7 +375,7 @@ def control_variates(target, center=None, whitening_covariance=None):
     n_passes += checked
     gradient, hessian = map_derivatives(gradient, hessian, center, exp_coords)
     cv = (True, center, gradient, hessian, whitening, float(radius), float(m3_scale),
-          float(m3_rate), float(eta_max), exp_coords)
+          float(m3_rate), float(eta_max), exp_coords, *sparse_hessian(hessian))
     return cv, n_passes
 
 

@@ -188,3 +188,32 @@ def test_group_effects_refuse_bad_input():
     with pytest.raises(ValueError, match="must be numeric"):
         MinibatchMHPoissonRegression(group_effects=[1], **fast).fit(
             np.column_stack([np.array(["a"] * 60, dtype=object), X[:, 1]]), y)
+
+
+def test_many_groups_proxies_read_the_sparse_hessian_and_take_the_same_draws(monkeypatch):
+    """300 groups' intercepts and slopes (604 parameters, 0.7% of the Hessian's entries
+    nonzero: two groups' effects share no row): the minibatch test's proxies multiply by
+    the Hessian's CSR form, and the chains take the draws of its dense form, draw for
+    draw (the same products, in the same order, less the zeros)."""
+    rng = np.random.default_rng(3)
+    n, groups = 30_000, 300
+    group = rng.integers(0, groups, n)
+    x = rng.normal(size=(n, 1))
+    eta = 0.5 * x[:, 0] - 0.3 + rng.normal(0, 0.8, groups)[group] + (
+        rng.normal(0, 0.4, groups)[group] * x[:, 0])
+    y = (rng.random(n) < 1 / (1 + np.exp(-eta))).astype(int)
+    X = np.column_stack([x, group])
+    settings = dict(group_effects={1: [0]}, acceptance="minibatch", n_draws=30, n_warmup=30,
+                    n_chains=2, random_state=0)
+    forms = []
+    sparse_hessian = target_module.sparse_hessian
+    monkeypatch.setattr(target_module, "sparse_hessian",
+                        lambda hessian: forms.append(sparse_hessian(hessian)) or forms[-1])
+    sparse = quiet_fit(MinibatchMHLogisticRegression(**settings), X, y)
+    assert sparse.control_variates_ and forms[-1][0].size == 604 + 1
+    assert forms[-1][2].size < 0.01 * 604**2
+    monkeypatch.setattr(target_module, "SPARSE_HESSIAN_MIN_PARAMS", 10**9)
+    dense = quiet_fit(MinibatchMHLogisticRegression(**settings), X, y)
+    assert forms[-1][0].size == 0
+    for name in ("coef", "group_effects", "group_sd"):
+        np.testing.assert_array_equal(sparse.posterior_[name], dense.posterior_[name])
