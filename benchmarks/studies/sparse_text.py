@@ -20,6 +20,10 @@ largest R-hat and smallest bulk ESS over the coefficients and min-ESS per second
 test accuracy next to scikit-learn's ``LogisticRegression`` (L2, C=1) on the same CSR
 matrix.
 
+Then the training rows' ``p (1 - p)`` at the posterior-mean weights (0.25 on the decision
+boundary: how far the rows sit from it, the likelihood's curvature along them) and the
+leapfrog steps a path took against those of a Gaussian posterior of the sampled dimension.
+
 Then the largest R-hat's two parts (arviz-stats): the bulk's (rank-normalised split R-hat)
 and the folded draws' (the distances from the median: whether the chains agree on the
 spread), each beside the largest that *independent* draws give when every coefficient has
@@ -235,6 +239,17 @@ def main():
                  "peak added MiB", "(peak - draws) / CSR",
                  "draws MiB", "sampler", "thin", "passes an iteration", "max R-hat",
                  "min ESS", "ESS/s", "test accuracy"])
+    # How far the training rows sit from the decision boundary at the posterior-mean
+    # weights (each row's p (1 - p), the likelihood's curvature along it: 0.25 on the
+    # boundary), and the leapfrog steps a path took (passes less the test's) against the
+    # pi / 2 / d^(-1/4) of a Gaussian posterior of the sampled dimension in its own shape.
+    eta = np.asarray(X_train @ clf.coef_.ravel()).ravel() + float(clf.intercept_[0])
+    curvature = np.exp(-np.abs(eta)) / (1.0 + np.exp(-np.abs(eta))) ** 2
+    sampled = (clf.span_rank_ or X_train.shape[1]) + 1
+    print(f"the training rows' p (1 - p) at the posterior-mean weights: median "
+          f"{np.median(curvature):.1e}, 90th percentile {np.quantile(curvature, 0.9):.1e}; "
+          f"leapfrog steps a path {passes - 1:.1f} (a Gaussian posterior of {sampled:,} "
+          f"sampled coordinates in its own shape: {np.pi / 2 * sampled ** 0.25:.1f})")
     print()
     table(rhat_against_independent_draws(coef.reshape(*coef.shape[:2], -1)),
           [f"largest R-hat over {coef[0, 0].size:,} coefficients", "bulk", "folded"])
