@@ -44,7 +44,7 @@ from .linear import add_gradient
 from .rows import data_pass, flat_log_prior
 from .specs import (ADD_GRADIENT, BATCH_VALUES, BRIGHT_PART, DATA_PASS, LAYOUTS, LOG_PRIOR,
                     POINT_TERMS, QUERY_CONTEXT)
-from .subsample import BATCH_BAD_LOGLIK, batch_values
+from .subsample import BATCH_BAD_LOGLIK, batch_values, linear_batch_values
 from .views import linear_view, row_view, with_functions
 
 
@@ -97,17 +97,17 @@ def pass_sparse_rows(address, theta, want_grad, gradient, work):
 @_op(BATCH_VALUES, 0)
 def batch_linear(address, theta, theta_prop, cv, batch, start, stop, inv_temperature, values,
                  work):
-    """``subsample.batch_values`` for layout 0."""
-    return batch_values(linear_view(read_layout_0(address)), theta, theta_prop, cv, batch,
-                        start, stop, inv_temperature, values, work)
+    """``subsample.linear_batch_values`` for layout 0."""
+    return linear_batch_values(linear_view(read_layout_0(address)), theta, theta_prop, cv,
+                               batch, start, stop, inv_temperature, values, work)
 
 
 @_op(BATCH_VALUES, 1)
 def batch_linear_matrix(address, theta, theta_prop, cv, batch, start, stop, inv_temperature,
                         values, work):
-    """``subsample.batch_values`` for layout 1."""
-    return batch_values(linear_view(read_layout_1(address)), theta, theta_prop, cv, batch,
-                        start, stop, inv_temperature, values, work)
+    """``subsample.linear_batch_values`` for layout 1."""
+    return linear_batch_values(linear_view(read_layout_1(address)), theta, theta_prop, cv,
+                               batch, start, stop, inv_temperature, values, work)
 
 
 @_op(BATCH_VALUES, 2)
