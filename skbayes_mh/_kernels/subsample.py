@@ -92,15 +92,25 @@ def batch_values(spec, theta, theta_prop, cv, batch, start, stop, inv_temperatur
         if j + PREFETCH_AHEAD < stop:
             prefetch(spec, batch[j + PREFETCH_AHEAD])
         proposed, current, proxy = row_terms(spec, theta, theta_prop, cv, batch[j], work)
-        if (math.isnan(proposed) or math.isnan(current) or math.isnan(proxy)
-                or proposed == math.inf or current == math.inf):
-            return BATCH_BAD_LOGLIK, j + 1
-        if proposed == -math.inf:
-            return BATCH_CERTAIN_REJECT, j + 1
-        if current == -math.inf:
-            return BATCH_CERTAIN_ACCEPT, j + 1
+        outcome = row_outcome(proposed, current, proxy)
+        if outcome != BATCH_GROWN:
+            return outcome, j + 1
         values[j] = (proposed - current - proxy) * inv_temperature
     return BATCH_GROWN, stop
+
+
+@jit(inline="always")
+def row_outcome(proposed, current, proxy):
+    """What a row's weighted terms (:func:`.rows.row_terms`) decide: ``BATCH_GROWN`` (its
+    ``lambda_i`` is finite), or the early outcome a NaN, ``+inf`` or ``-inf`` forces."""
+    if (math.isnan(proposed) or math.isnan(current) or math.isnan(proxy)
+            or proposed == math.inf or current == math.inf):
+        return BATCH_BAD_LOGLIK
+    if proposed == -math.inf:
+        return BATCH_CERTAIN_REJECT
+    if current == -math.inf:
+        return BATCH_CERTAIN_ACCEPT
+    return BATCH_GROWN
 
 
 @jit(inline="always")
@@ -163,16 +173,10 @@ def linear_batch_values(spec, theta, theta_prop, cv, batch, start, stop, inv_tem
                 proxy = weight * quadratic_change(slopes[r], curvatures[r], U_prop[r], U[r],
                                                   U_center[r])
             value_prop, value = weight * proposed[r], weight * current[r]
-            if (math.isnan(value_prop) or math.isnan(value) or math.isnan(proxy)
-                    or value_prop == math.inf or value == math.inf):
+            outcome = row_outcome(value_prop, value, proxy)
+            if outcome != BATCH_GROWN:
                 keep_alive((owners, vectors))
-                return BATCH_BAD_LOGLIK, j + 1
-            if value_prop == -math.inf:
-                keep_alive((owners, vectors))
-                return BATCH_CERTAIN_REJECT, j + 1
-            if value == -math.inf:
-                keep_alive((owners, vectors))
-                return BATCH_CERTAIN_ACCEPT, j + 1
+                return outcome, j + 1
             values[j] = (value_prop - value - proxy) * inv_temperature
         first += count
     keep_alive((owners, vectors))
