@@ -17,9 +17,7 @@ from numba.extending import overload
 
 from ._common import borrow, borrow_read_only, keep_alive, prefetch_row, prefetch_values
 from ._jit import STATUS_BAD_LOGLIK, STATUS_OK, jit
-from .linear import (add_gradient, block_width, linear_u, linear_u_pair, linear_u_triple,
-                     map_extra_derivatives, map_extra_entries,
-                     quadratic_change, row_offset, sparse_row_dot)
+from .linear import add_gradient, block_width, linear_u, row_offset, sparse_row_dot
 from .specs import SPARSE, FireflyModel, LinearSpec, Model, RowSpec
 
 
@@ -376,40 +374,15 @@ def _add_offset_gradient(spec, weight, d1, gradient):
 
 
 def row_terms(spec, theta, theta_prop, cv, i, work):
-    """``(w_i l_i(theta'), w_i l_i(theta), w_i [q_i(theta') - q_i(theta)])`` for one row:
-    the pair a subsampling test needs, and with control variates (``cv.use``) the change of
-    the row's second-order Taylor proxy ``q_i`` around ``cv.center`` (0 without)."""
+    """``(w_i l_i(theta'), w_i l_i(theta), w_i [q_i(theta') - q_i(theta)])`` for one of a
+    user's rows (a :data:`.specs.RowSpec`): the pair a subsampling test needs, and with
+    control variates (``cv.use``) the change of the row's second-order Taylor proxy ``q_i``
+    around ``cv.center`` (0 without). A linear model's rows are read a block at a time
+    (``subsample.linear_batch_values``)."""
 
 
 @overload(row_terms, inline="always")
 def _row_terms(spec, theta, theta_prop, cv, i, work):
-    if _is(spec, LinearSpec):
-        def impl(spec, theta, theta_prop, cv, i, work):
-            u, u_prop, u_center, d1, d2 = work
-            y = row_label(spec, i)
-            weight = row_weight(spec.weights, i)
-            proxy = 0.0
-            if cv.use:
-                linear_u_triple(spec, theta, theta_prop, cv.center, i, u, u_prop, u_center)
-                if cv.exp_coords.shape[0] > 0:
-                    # The exact terms first: the proxies' coordinates then replace u's.
-                    current = spec.link(u, y, spec.params, 0, d1, d2)
-                    proposed = spec.link(u_prop, y, spec.params, 0, d1, d2)
-                    spec.link(u_center, y, spec.params, 2, d1, d2)
-                    K, extra_start = spec.n_outputs, spec.n_outputs * block_width(spec)
-                    map_extra_derivatives(d1, d2, u_center, K, cv.exp_coords, extra_start)
-                    for vector in (u, u_prop, u_center):
-                        map_extra_entries(vector, K, cv.exp_coords, extra_start)
-                    proxy = quadratic_change(d1, d2, u_prop, u, u_center)
-                    return weight * proposed, weight * current, weight * proxy
-                spec.link(u_center, y, spec.params, 2, d1, d2)
-                proxy = quadratic_change(d1, d2, u_prop, u, u_center)
-            else:
-                linear_u_pair(spec, theta, theta_prop, i, u, u_prop)
-            current = spec.link(u, y, spec.params, 0, d1, d2)
-            proposed = spec.link(u_prop, y, spec.params, 0, d1, d2)
-            return weight * proposed, weight * current, weight * proxy
-        return impl
     if _is(spec, RowSpec):
         def impl(spec, theta, theta_prop, cv, i, work):
             gradient, delta_prop, delta, _, hessian = work
