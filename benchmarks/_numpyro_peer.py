@@ -41,6 +41,10 @@ Input (``--data``, an ``.npz`` file)
     intercept at the features' means, ``b + x_mean . w``. Draws and diagnostics are on
     ``[w, b, effects (T x G, term-major, sd * z), sds]``. With ``centred`` 1 the effects
     are sampled as themselves (``effects ~ N(0, sd^2)``), which suits groups of many rows.
+    With ``correlated`` 1 each group's T effects are one multivariate normal of the sds and
+    a correlation matrix under LKJ(2) (``dist.LKJCholesky``; non-centred ``sd * (L z)``,
+    centred ``MultivariateNormal(0, scale_tril=diag(sd) L)``), and the draws end with the
+    correlations (the strict lower triangle, row by row).
 
 Model: ``y_i ~ Bernoulli(sigmoid(x_i . w))``, or ``y_i ~ Categorical(softmax(w x_i))``,
 computed in float64. The softmax samples all K class blocks (over-parameterised); its
@@ -225,6 +229,7 @@ def main(argv=None):
             weight_scales = np.asarray(f["weight_scales"], dtype=np.float64)
             x_mean = np.asarray(f["x_mean"], dtype=np.float64)
             centred_effects = bool(int(f["centred"])) if "centred" in f.files else False
+            correlated = bool(int(f["correlated"])) if "correlated" in f.files else False
     load_seconds = time.perf_counter() - t_load
 
     # ---- timed window starts: everything up to the end of sampling ----------
@@ -274,7 +279,19 @@ def main(argv=None):
             centred = numpyro.sample("c", dist.Normal(0.0, intercept_prior_scale))
             numpyro.deterministic("b", centred - jnp.dot(x_mean, w))
             sd = numpyro.sample("sd", dist.HalfNormal(group_sd_scales).to_event(1))
-            if centred_effects:
+            if correlated:
+                factor = numpyro.sample("L", dist.LKJCholesky(n_terms, 2.0))
+                numpyro.deterministic("R", factor @ factor.T)
+                if centred_effects:
+                    rows = numpyro.sample("u_rows", dist.MultivariateNormal(
+                        jnp.zeros(n_terms), scale_tril=sd[:, None] * factor)
+                        .expand([n_groups]).to_event(1))
+                    effects = numpyro.deterministic("u", rows.T)
+                else:
+                    z = numpyro.sample("z", dist.Normal(0.0, 1.0).expand([n_terms, n_groups])
+                                       .to_event(2))
+                    effects = numpyro.deterministic("u", sd[:, None] * (factor @ z))
+            elif centred_effects:
                 effects = numpyro.sample("u", dist.Normal(jnp.zeros((n_terms, n_groups)),
                                                           sd[:, None]).to_event(2))
             else:
@@ -348,7 +365,10 @@ def main(argv=None):
     if grouped:
         effects = samples["u"]
         draws = jnp.concatenate([samples["w"], samples["b"][..., None],
-                                 effects.reshape(*effects.shape[:2], -1), samples["sd"]],
+                                 effects.reshape(*effects.shape[:2], -1), samples["sd"]]
+                                + ([jnp.stack([samples["R"][..., i, j]
+                                               for i in range(1, n_terms) for j in range(i)],
+                                              axis=-1)] if correlated else []),
                                 axis=-1)
     else:
         draws = samples["w"]

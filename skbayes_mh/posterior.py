@@ -259,7 +259,7 @@ def _axis_labels(name, shape, labels):
 #: Variables whose labelled parameters are named by a pattern of their label instead of
 #: ``name[label]``: group-level effects and their sds as brms and Bambi name them
 #: (``intercept|carrier[AA]``, ``sd(intercept|carrier)``).
-LABEL_PATTERNS = {"group_effects": "{}", "group_sd": "sd({})"}
+LABEL_PATTERNS = {"group_effects": "{}", "group_sd": "sd({})", "group_correlation": "cor({})"}
 
 
 def _label(name, axes, index, pattern=None):

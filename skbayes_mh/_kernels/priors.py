@@ -26,8 +26,21 @@ coordinates come last; ``LOG_SCALE`` then marks the last coordinate before them.
 of -1 keep the base prior. An sd marked ``GROUP_SD_RESCALED`` instead of ``GROUP_SD`` has
 the same prior; the Metropolis-Hastings chains then also move it with its effects
 (``mh.py``: ``_rescale_move``).
+
+Correlated terms (``correlations`` not empty): the ``k`` terms of one grouping have each
+level's effects ``u_g = loc_g + diag(sd) L z_g``, ``z_g ~ N(0, I)``, so that ``u_g ~ N(loc_g,
+diag(sd) R diag(sd))`` with the correlation matrix ``R = L L'``. ``L`` (lower triangular,
+unit rows) comes from ``k (k - 1) / 2`` unconstrained coordinates, marked
+``GROUP_CORRELATION``, as Stan builds a Cholesky factor of a correlation matrix: their
+tanh are the canonical partial correlations, row by row (Lewandowski, Kurowicka and Joe
+2009), with the log Jacobian of both maps, under an LKJ prior of shape
+:data:`LKJ_SHAPE` on ``R``. ``correlations`` holds per such grouping ``k``, its number of
+levels ``G``, its first correlation coordinate, its ``k`` sds' coordinates and the ``k``
+terms' first effects' coordinates (level ``l`` of term ``t`` at ``first_t + l``).
 """
 import math
+
+import numpy as np
 
 from ._jit import jit
 
@@ -47,6 +60,15 @@ GROUP_SD = -2
 GROUP_SD_RESCALED = -3
 #: ``scale_of[k]`` of a coordinate under the base prior.
 BASE = -1
+#: ``scale_of[k]`` of one of the unconstrained coordinates of a grouping's correlation
+#: matrix (``correlations``).
+GROUP_CORRELATION = -4
+#: The LKJ prior's shape on a grouping's correlation matrix, ``p(R) ~ det(R)^(shape - 1)``:
+#: 2 (rather than the uniform 1) keeps a correlation away from +-1 unless the data put it
+#: there, as in PyMC's examples and Stan's guidance for few groups.
+LKJ_SHAPE = 2.0
+#: The most terms of one grouping whose effects are correlated (a kernel's fixed scratch).
+MAX_CORRELATED_TERMS = 8
 
 
 @jit
@@ -119,17 +141,129 @@ def _group_terms(prior, theta, want_grad, gradient):
     power = prior.power
     for k in range(theta.shape[0]):
         a = prior.scale_of[k]
-        if a <= GROUP_SD:  # GROUP_SD or GROUP_SD_RESCALED
+        if a == GROUP_SD or a == GROUP_SD_RESCALED:
             eta = theta[k]
             spread = math.exp(2.0 * eta) / prior.scales[k] ** 2
             total += eta - 0.5 * spread
             if want_grad:
                 gradient[k] += power * (1.0 - spread)
-        elif a >= 0:
+        elif a >= 0 and not _is_correlated(prior.correlations, a):
             eta = theta[a]
             z = (theta[k] - prior.locations[k]) * math.exp(-eta)
             total += -0.5 * z * z - eta
             if want_grad:
                 gradient[k] += power * (-z * math.exp(-eta))
                 gradient[a] += power * (z * z - 1.0)
+    start = 0
+    while start < prior.correlations.shape[0]:
+        total += _correlated_terms(prior, start, theta, want_grad, gradient)
+        start += 3 + 2 * prior.correlations[start]
+    return total
+
+
+@jit
+def _is_correlated(correlations, sd_coordinate):
+    """Whether the sd of coordinate ``sd_coordinate`` is one of a correlated grouping's."""
+    start = 0
+    while start < correlations.shape[0]:
+        k = correlations[start]
+        for t in range(k):
+            if correlations[start + 3 + t] == sd_coordinate:
+                return True
+        start += 3 + 2 * k
+    return False
+
+
+@jit
+def _correlated_terms(prior, start, theta, want_grad, gradient):
+    """One correlated grouping's part of :func:`_group_terms` (its table at ``start`` in
+    ``prior.correlations``): the effects' multivariate normal, the LKJ prior and the log
+    Jacobian of the correlation coordinates; the sds' own half-normals are elsewhere.
+
+    With ``a_g = (u_g - loc_g) / sd`` and ``w_g = L^-1 a_g``, ``v_g = L'^-1 w_g``: ``log p =
+    sum_g (-|w_g|^2 / 2) - G sum_i log L_ii - G sum_t log sd_t + LKJ + Jacobian``; its
+    gradient is ``-v_gt / sd_t`` on an effect, ``sum_g v_gt a_gt - G`` on a log sd, and on
+    ``L`` (lower triangle) ``sum_g v_g w_g'`` plus the diagonal's terms, carried to the
+    unconstrained coordinates row by row in reverse."""
+    table = prior.correlations
+    power = prior.power
+    k, n_levels, first = table[start], table[start + 1], table[start + 2]
+    factor = np.zeros((MAX_CORRELATED_TERMS, MAX_CORRELATED_TERMS))
+    partial = np.zeros((MAX_CORRELATED_TERMS, MAX_CORRELATED_TERMS))  # tanh, row by row
+    remaining = np.ones((MAX_CORRELATED_TERMS, MAX_CORRELATED_TERMS))  # s_j of row i
+    total = 0.0
+    # L from the canonical partial correlations (Stan's cholesky_corr_constrain).
+    c = first
+    factor[0, 0] = 1.0
+    for i in range(1, k):
+        squares = 0.0
+        for j in range(i):
+            z = math.tanh(theta[c])
+            c += 1
+            partial[i, j] = z
+            total += math.log1p(-z * z)  # d tanh / dx
+            remaining[i, j] = math.sqrt(max(1.0 - squares, 0.0))
+            if j > 0:
+                total += math.log(remaining[i, j])  # the partial correlations' map
+            factor[i, j] = z * remaining[i, j]
+            squares += factor[i, j] ** 2
+        remaining[i, i] = math.sqrt(max(1.0 - squares, 0.0))
+        factor[i, i] = remaining[i, i]
+    log_diagonal = 0.0
+    for i in range(1, k):
+        if factor[i, i] <= 0.0:
+            return -math.inf
+        log_diagonal += math.log(factor[i, i])
+        total += (k - i - 1 + 2.0 * LKJ_SHAPE - 2.0) * math.log(factor[i, i])
+    total -= n_levels * log_diagonal
+    sd = np.empty(MAX_CORRELATED_TERMS)
+    for t in range(k):
+        sd[t] = math.exp(theta[table[start + 3 + t]])
+        total -= n_levels * theta[table[start + 3 + t]]
+    a = np.empty(MAX_CORRELATED_TERMS)
+    w = np.empty(MAX_CORRELATED_TERMS)
+    v = np.empty(MAX_CORRELATED_TERMS)
+    adjoint = np.zeros((MAX_CORRELATED_TERMS, MAX_CORRELATED_TERMS))  # d log p / d L
+    sd_gradient = np.zeros(MAX_CORRELATED_TERMS)
+    for g in range(n_levels):
+        for t in range(k):
+            e = table[start + 3 + k + t] + g
+            a[t] = (theta[e] - prior.locations[e]) / sd[t]
+        for i in range(k):  # w = L^-1 a
+            acc = a[i]
+            for j in range(i):
+                acc -= factor[i, j] * w[j]
+            w[i] = acc / factor[i, i]
+            total -= 0.5 * w[i] * w[i]
+        if not want_grad:
+            continue
+        for i in range(k - 1, -1, -1):  # v = L'^-1 w
+            acc = w[i]
+            for j in range(i + 1, k):
+                acc -= factor[j, i] * v[j]
+            v[i] = acc / factor[i, i]
+        for t in range(k):
+            e = table[start + 3 + k + t] + g
+            gradient[e] -= power * v[t] / sd[t]
+            sd_gradient[t] += v[t] * a[t]
+            for j in range(t + 1):
+                adjoint[t, j] += v[t] * w[j]
+    if not want_grad:
+        return total
+    for t in range(k):
+        gradient[table[start + 3 + t]] += power * (sd_gradient[t] - n_levels)
+    # Back through L to the unconstrained coordinates, one row at a time.
+    c = first
+    for i in range(1, k):
+        diagonal = adjoint[i, i] + (k - i - 1 + 2.0 * LKJ_SHAPE - 2.0 - n_levels) / factor[i, i]
+        bar_squares = -0.5 * diagonal / remaining[i, i]  # d / d (sum of squares so far)
+        for j in range(i - 1, -1, -1):
+            bar_factor = adjoint[i, j] + 2.0 * factor[i, j] * bar_squares
+            z = partial[i, j]
+            bar_z = bar_factor * remaining[i, j]
+            if j > 0:
+                bar_remaining = bar_factor * z + 1.0 / remaining[i, j]
+                bar_squares += -0.5 * bar_remaining / remaining[i, j]
+            gradient[c + j] += power * (bar_z * (1.0 - z * z) - 2.0 * z)
+        c += i
     return total

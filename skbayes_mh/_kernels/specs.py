@@ -80,9 +80,10 @@ FireflyModel = namedtuple("FireflyModel", "layout point_terms add_gradient brigh
 #: block layout (``n_outputs`` blocks of ``block`` coordinates, the intercept last in each),
 #: the ``power`` the density is raised to (1; ``1 / S`` for one of ``S`` shards), and
 #: ``scale_of`` (empty: none), which marks group-level effects and their learned sds
-#: (``priors.py``: :data:`~.priors.GROUP_SD`).
+#: (``priors.py``: :data:`~.priors.GROUP_SD`), and ``correlations`` (empty: none), the
+#: groupings whose terms' effects are correlated (``priors.py``: ``_correlated_terms``).
 Prior = namedtuple("Prior", "kind scales locations means n_outputs block intercept power "
-                            "scale_of")
+                            "scale_of correlations")
 #: A proposal (``proposals.py``): its kind, scale and shape (a lower-triangular ``factor``,
 #: or per-coordinate ``diag`` when ``factor`` is empty, corrected along the orthonormal rows
 #: of ``basis`` by the ``gain`` factors; ``basis`` has 0 rows for a diagonal shape), the
@@ -212,7 +213,7 @@ LINEAR_SPECS = (linear_spec_type(readonly(F8, 2)), linear_spec_type(MATRIX_DATA)
 ROW_SPECS = (types.Tuple((DATA, WEIGHTS, LOGLIK, GRADIENT, HESSIAN, LOG_PRIOR)),
              types.Tuple((CSR_MATRIX, WEIGHTS, *user_function_types(SPARSE_DATA), LOG_PRIOR)))
 PRIOR = types.Tuple((I8, IN_VECTOR, IN_VECTOR, IN_VECTOR, I8, I8, I8, F8,
-                     readonly(I8, 1)))
+                     readonly(I8, 1), readonly(I8, 1)))
 TEST = types.Tuple((IN_VECTOR, IN_VECTOR, IN_VECTOR, ADDRESS))
 CONTROL_VARIATES = types.Tuple((BOOL, IN_VECTOR, IN_VECTOR, IN_MATRIX, IN_MATRIX, F8, F8, F8, F8,
                                 IN_VECTOR, readonly(I8, 1), readonly(I8, 1), IN_VECTOR))

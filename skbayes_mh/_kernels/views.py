@@ -101,9 +101,10 @@ def firefly_model_view(model):
 
 @jit(inline="always")
 def prior_view(prior):
-    kind, scales, locations, means, n_outputs, block, intercept, power, scale_of = prior
+    kind, scales, locations, means, n_outputs, block, intercept, power, scale_of, \
+        correlations = prior
     return Prior(kind, borrow(scales), borrow(locations), borrow(means), n_outputs, block,
-                 intercept, power, borrow(scale_of))
+                 intercept, power, borrow(scale_of), borrow(correlations))
 
 
 @jit(inline="always")

@@ -70,6 +70,7 @@ class LinearMHEstimator(StoredParameters, FittedPosterior, BaseEstimator):
         "predict_tol": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "group_effects": [list, tuple, dict, str, Interval(numbers.Integral, None, None,
                                                            closed="neither"), None],
+        "group_correlation": ["boolean"],
     }
 
     #: The proposal ``proposal="auto"`` gives Firefly (which has the model's gradient).
@@ -208,7 +209,8 @@ class LinearMHEstimator(StoredParameters, FittedPosterior, BaseEstimator):
         if is_dask_array(X):
             raise TypeError("group_effects needs X in memory (an array or a DataFrame); got "
                             "a dask.array.")
-        terms = GroupTerms(group_effects, X)
+        terms = GroupTerms(group_effects, X,
+                           correlated=getattr(self, "group_correlation", True))
         return (terms, *terms.split(X))
 
     def _group_design(self, terms, X, labels, summary):

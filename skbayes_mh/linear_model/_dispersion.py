@@ -28,7 +28,8 @@ class _DispersionRegression(LinearMHEstimator):
                  intercept_prior_scale=10.0, dispersion_prior_scale=1.0, temperature=1.0,
                  n_draws="auto", max_time=None, n_warmup="auto", thin="auto", n_chains=4,
                  n_jobs=None, random_state=None, verbose=0, warm_start=False,
-                 predict_tol=1e-4, group_effects=None):
+                 predict_tol=1e-4, group_effects=None,
+                 group_correlation=True):
         self._store_parameters(locals())
 
     def __sklearn_tags__(self):

@@ -308,8 +308,15 @@ group_effects : list, dict or None, default=None
     dimensions ``group_effect`` and ``group_term``), and the fitted ``group_effects_``,
     ``group_sd_`` and ``group_levels_`` (each grouping's levels) are set; ``coef_``
     covers the other columns. A level unseen in ``fit`` is predicted at the
-    population level with a new group's effect drawn at each stored draw's sd. Not with a
-    sparse or Dask ``X``, nor in a consensus fit.
+    population level with a new group's effect drawn at each stored draw's sd (and
+    correlations). Not with a sparse or Dask ``X``, nor in a consensus fit.
+group_correlation : bool, default=True
+    Whether the terms of a grouping with slopes are correlated (lme4's and brms' ``(1 + x
+    | g)``): each level's intercept and slopes one multivariate normal of the terms' sds
+    and a correlation matrix sampled under an LKJ(2) prior. ``posterior_`` then holds
+    ``group_correlation``, which ``summary()`` names ``cor(intercept,distance|carrier)``
+    (``to_arviz()``: dimension ``group_term_pair``). False: independent terms (brms'
+    ``(1 + x || g)``). A grouping of an intercept only has nothing to correlate.
 """
 
 BLOCKS = {"sampling_parameters": SAMPLING_PARAMETERS,

@@ -28,9 +28,18 @@ near zero) has its sd marked ``GROUP_SD_RESCALED``, and the sampler then runs Ha
 paths with its effects non-centred and adds moves that rescale its sd and effects
 together (``_kernels/mh.py``: ``_hmc_move``, ``_rescale_move``), both exact.
 
+With ``group_correlation`` (the default), the terms of a grouping with a slope are
+correlated, as lme4's and brms' ``(1 + x | g)``: each level's effects are one
+multivariate normal of the terms' sds and a learned correlation matrix under an LKJ prior
+(``_kernels/priors.py``), sampled as ``k (k - 1) / 2`` more coordinates (the weights of
+more columns of zeros, after the sds') and reported as ``group_correlation``, the
+correlations ``cor(intercept,distance|carrier)``. Without it the terms are independent
+(brms' ``(1 + x || g)``).
+
 ``predict`` for a level never seen in ``fit`` uses the population level plus one new
-group's effect per stored draw, ``u ~ N(0, sd^2)`` at that draw's sd (drawn from a fixed
-seed: ``predict`` stays deterministic): the posterior predictive of a new group.
+group's effect per stored draw, ``u ~ N(0, diag(sd) R diag(sd))`` at that draw's sds and
+correlations (drawn from a fixed seed: ``predict`` stays deterministic): the posterior
+predictive of a new group.
 """
 import numbers
 
@@ -38,7 +47,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._data import kernel_csr
-from ..models._prior import BASE, GROUP_SD, BuiltinPrior
+from .._kernels.priors import MAX_CORRELATED_TERMS
+from ..models._prior import BASE, GROUP_CORRELATION, GROUP_SD, BuiltinPrior
 from ._inputs import AUTO_SPARSE_DENSITY
 
 #: The seed of the new-group effects that ``predict`` draws for unseen levels.
@@ -94,9 +104,11 @@ class GroupTerms:
         From :func:`check_group_effects`.
     X : array-like or DataFrame of shape (n_samples, n_columns)
         ``fit``'s ``X``, grouping columns included.
+    correlated : bool
+        Whether the terms of a grouping with slopes are correlated.
     """
 
-    def __init__(self, group_effects, X):
+    def __init__(self, group_effects, X, correlated=True):
         names = _column_names(X)
         n_columns = _n_columns(X)
         self.n_columns = n_columns
@@ -119,6 +131,13 @@ class GroupTerms:
             self.slopes.append([self.numeric.index(p) for p in positions])
         self.labels = [self._label(j) for j in self.groupings]
         self.levels = None
+        self.correlated = bool(correlated)
+        for column, slopes in zip(group_effects, self.slopes):
+            if self.correlated and len(slopes) + 1 > MAX_CORRELATED_TERMS:
+                raise ValueError(f"group_effects[{column!r}] has {len(slopes) + 1} terms; "
+                                 f"their correlation is learned for at most "
+                                 f"{MAX_CORRELATED_TERMS} (pass group_correlation=False for "
+                                 f"independent terms).")
 
     @staticmethod
     def _position(column, names, n_columns, what):
@@ -204,6 +223,22 @@ class GroupTerms:
     def n_terms(self):
         return len(self.terms)
 
+    @property
+    def correlated_groupings(self):
+        """The groupings whose terms are correlated: those with a slope, under
+        ``correlated``."""
+        return [g for g, slopes in enumerate(self.slopes) if self.correlated and slopes]
+
+    @property
+    def n_correlations(self):
+        """The correlations' coordinates: ``k (k - 1) / 2`` per correlated grouping of ``k``
+        terms."""
+        return sum(_pairs(len(self.slopes[g]) + 1) for g in self.correlated_groupings)
+
+    def _term_indices(self, g):
+        """The indices (in :attr:`terms`) of grouping ``g``'s terms."""
+        return [t for t, (h, _) in enumerate(self.terms) if h == g]
+
     def _indices(self, labels):
         """Each row's level index per grouping, -1 where the level was not seen in fit."""
         out = []
@@ -220,10 +255,11 @@ class GroupTerms:
         return out
 
     def design(self, numeric, labels, new_columns=False):
-        """The effects' columns as CSR ``(n_samples, n_effects + n_terms)``: each term's
-        level indicators (times the slope's variable), then one column of zeros per term
-        (its sd's log). With ``new_columns``, one more column per term: the indicator of a
-        level unseen in ``fit`` (times the slope's variable), for ``predict``."""
+        """The effects' columns as CSR ``(n_samples, n_effects + n_terms +
+        n_correlations)``: each term's level indicators (times the slope's variable), then
+        one column of zeros per term (its sd's log) and per correlation coordinate. With
+        ``new_columns``, one more column per term: the indicator of a level unseen in
+        ``fit`` (times the slope's variable), for ``predict``."""
         n = numeric.shape[0]
         indices = self._indices(labels)
         blocks, values_of = [], {}
@@ -241,7 +277,7 @@ class GroupTerms:
             rows = np.flatnonzero(seen)
             blocks.append(sp.csr_array((values[rows], (rows, index[rows])),
                                        shape=(n, self.levels[g].size)))
-        blocks.append(sp.csr_array((n, self.n_terms)))
+        blocks.append(sp.csr_array((n, self.n_terms + self.n_correlations)))
         if new_columns:
             for g, s in self.terms:
                 unseen = (indices[g] < 0).astype(np.float64)
@@ -266,7 +302,7 @@ class GroupTerms:
     def extended_summary(self, summary):
         """``fit``'s data summary with the effects' columns: mean 0 and no spread (their
         priors are the group sds'; a centred intercept ignores them)."""
-        extra = self.n_effects + self.n_terms
+        extra = self.n_effects + self.n_terms + self.n_correlations
         summary = dict(summary)
         for key, value in (("x_mean", 0.0), ("x_std", 1.0), ("x_min", 0.0), ("x_max", 0.0)):
             summary[key] = np.append(np.asarray(summary[key], dtype=np.float64),
@@ -295,19 +331,30 @@ class GroupTerms:
             raise ValueError("group_effects supports models of one linear predictor.")
         scale_of = np.full(prior.n_params, BASE, dtype=np.int64)
         scales = prior.scales.copy()
-        for (effects, sd), (_, s) in zip(self.effect_slices(n_numeric), self.terms):
+        slices = self.effect_slices(n_numeric)
+        for (effects, sd), (_, s) in zip(slices, self.terms):
             scale_of[effects] = sd
             scale_of[sd] = GROUP_SD
             # The sd column's own weight scale is a constant column's: prior_scale times
             # the outcome's scale; a slope's is its variable's weight's.
             scales[sd] = prior.scales[sd] if s is None else prior.scales[s]
             scales[effects] = scales[sd]
+        table = []
+        first = n_numeric + self.n_effects + self.n_terms
+        for g in self.correlated_groupings:
+            members = self._term_indices(g)
+            k = len(members)
+            scale_of[first:first + _pairs(k)] = GROUP_CORRELATION
+            scales[first:first + _pairs(k)] = 1.0
+            table += [k, self.levels[g].size, first, *[slices[t][1] for t in members],
+                      *[slices[t][0].start for t in members]]
+            first += _pairs(k)
         means = prior.means.copy() if prior.means.size else None
         if means is not None:
             means[n_numeric:] = 0.0
         return BuiltinPrior(prior.kind, scales, prior.locations, means, prior.n_outputs,
                             prior.block, prior.intercept, prior.power, prior.learn_scale,
-                            scale_of=scale_of)
+                            scale_of=scale_of, correlations=table or None)
 
     def term_names(self, feature_names):
         """Each term's name, ``intercept|carrier`` or ``distance|carrier``."""
@@ -320,11 +367,111 @@ class GroupTerms:
                                                           self.terms)
                 for level in self.levels[g]]
 
-    def new_group_effects(self, sd_draws):
+    def correlation_names(self, feature_names):
+        """Each correlation's name, ``intercept,distance|carrier``, in the order of the
+        correlation coordinates (per grouping, row by row of its correlation matrix)."""
+        names = []
+        for g in self.correlated_groupings:
+            terms = ["intercept"] + [str(feature_names[s]) for s in self.slopes[g]]
+            names += [f"{terms[j]},{terms[i]}|{self.labels[g]}"
+                      for i in range(1, len(terms)) for j in range(i)]
+        return names
+
+    def correlations_from(self, unconstrained):
+        """The correlations ``(..., n_correlations)`` from the sampled coordinates."""
+        out, start = np.empty_like(unconstrained), 0
+        for g in self.correlated_groupings:
+            k = len(self.slopes[g]) + 1
+            block = unconstrained[..., start:start + _pairs(k)]
+            out[..., start:start + _pairs(k)] = _lower(_correlation(cholesky_factor(block, k)), k)
+            start += _pairs(k)
+        return out
+
+    def unconstrained_from(self, correlations):
+        """The inverse of :meth:`correlations_from`."""
+        out, start = np.empty_like(correlations), 0
+        for g in self.correlated_groupings:
+            k = len(self.slopes[g]) + 1
+            block = correlations[..., start:start + _pairs(k)]
+            out[..., start:start + _pairs(k)] = _partial_correlations(block, k)
+            start += _pairs(k)
+        return out
+
+    def new_group_effects(self, sd_draws, correlation_draws=None):
         """One new group's effect per draw and term, ``(n_draws, n_terms)``: ``sd`` times
-        a standard normal from :data:`NEW_GROUP_SEED`."""
+        a standard normal from :data:`NEW_GROUP_SEED`, those of a correlated grouping's
+        terms first multiplied by the Cholesky factor of its correlations at that draw
+        (``correlation_draws``, ``(n_draws, n_correlations)``)."""
         rng = np.random.default_rng(NEW_GROUP_SEED)
-        return sd_draws * rng.standard_normal(sd_draws.shape)
+        normals = rng.standard_normal(sd_draws.shape)
+        start = 0
+        for g in self.correlated_groupings:
+            members = self._term_indices(g)
+            k = len(members)
+            block = correlation_draws[:, start:start + _pairs(k)]
+            factor = np.linalg.cholesky(_matrix(block, k))
+            normals[:, members] = np.einsum("nij,nj->ni", factor, normals[:, members])
+            start += _pairs(k)
+        return sd_draws * normals
+
+
+def _pairs(k):
+    return k * (k - 1) // 2
+
+
+def cholesky_factor(unconstrained, k):
+    """The Cholesky factors ``(..., k, k)`` of correlation matrices from their
+    unconstrained coordinates ``(..., k (k - 1) / 2)`` (tanh of each: the canonical partial
+    correlations, row by row), as ``_kernels/priors.py`` builds them."""
+    partial = np.tanh(unconstrained)
+    factor = np.zeros(unconstrained.shape[:-1] + (k, k))
+    factor[..., 0, 0] = 1.0
+    c = 0
+    for i in range(1, k):
+        squares = np.zeros(unconstrained.shape[:-1])
+        for j in range(i):
+            factor[..., i, j] = partial[..., c] * np.sqrt(np.maximum(1.0 - squares, 0.0))
+            squares = squares + factor[..., i, j] ** 2
+            c += 1
+        factor[..., i, i] = np.sqrt(np.maximum(1.0 - squares, 0.0))
+    return factor
+
+
+def _correlation(factor):
+    return factor @ np.swapaxes(factor, -1, -2)
+
+
+def _lower(matrix, k):
+    """The strict lower triangle ``(..., k (k - 1) / 2)``, row by row."""
+    return np.stack([matrix[..., i, j] for i in range(1, k) for j in range(i)], axis=-1)
+
+
+def _matrix(lower, k):
+    """The correlation matrices ``(..., k, k)`` of strict lower triangles (:func:`_lower`)."""
+    matrix = np.zeros(lower.shape[:-1] + (k, k))
+    c = 0
+    for i in range(k):
+        matrix[..., i, i] = 1.0
+        for j in range(i):
+            matrix[..., i, j] = matrix[..., j, i] = lower[..., c]
+            c += 1
+    return matrix
+
+
+def _partial_correlations(lower, k):
+    """The unconstrained coordinates of correlation matrices given by their strict lower
+    triangles: the inverse of ``_lower(_correlation(cholesky_factor(x, k)), k)``."""
+    factor = np.linalg.cholesky(_matrix(lower, k))
+    out = np.empty(lower.shape)
+    c = 0
+    for i in range(1, k):
+        squares = np.zeros(lower.shape[:-1])
+        for j in range(i):
+            scale = np.sqrt(np.maximum(1.0 - squares, 1e-300))
+            out[..., c] = np.arctanh(np.clip(factor[..., i, j] / scale, -1.0, 1.0))
+            squares = squares + factor[..., i, j] ** 2
+            c += 1
+    return out
 
 
 def _missing(values):

@@ -99,16 +99,21 @@ class FittedPosterior:
         """Every stored draw's weights as :meth:`_checked_X`'s columns multiply them:
         ``(n_chains * n_draws, ...)`` with ``flat``, else ``(n_chains, n_draws, ...)``.
         With group-level effects: the population-level weights, the effects, zeros for
-        the sds' columns and one new group's effect per term (``_groups.py``)."""
+        the sds' and correlations' columns and one new group's effect per term
+        (``_groups.py``)."""
         get = ((lambda name: self.posterior_.get(name, flat=True)) if flat
                else (lambda name: self.posterior_[name]))
         terms = getattr(self, "_group_terms", None)
         if terms is None:
             return get("coef")
         sd = get("group_sd")
-        new = terms.new_group_effects(sd.reshape(-1, sd.shape[-1])).reshape(sd.shape)
-        return np.concatenate([get("coef"), get("group_effects"), np.zeros(sd.shape), new],
-                              axis=-1)
+        correlations = (get("group_correlation") if terms.n_correlations
+                        else np.zeros(sd.shape[:-1] + (0,)))
+        n_draws = int(np.prod(sd.shape[:-1]))
+        new = terms.new_group_effects(sd.reshape(n_draws, -1), correlations.reshape(
+            n_draws, -1)).reshape(sd.shape)
+        return np.concatenate([get("coef"), get("group_effects"), np.zeros(sd.shape),
+                               np.zeros(correlations.shape), new], axis=-1)
 
     def _n_model_features(self):
         """The columns of the model's ``X`` in ``fit`` (with group-level effects, theirs
@@ -116,7 +121,7 @@ class FittedPosterior:
         terms = getattr(self, "_group_terms", None)
         if terms is None:
             return self.n_features_in_
-        return self._n_numeric + terms.n_effects + terms.n_terms
+        return self._n_numeric + terms.n_effects + terms.n_terms + terms.n_correlations
 
     def _linear_draws(self, X):
         """``X`` validated, and every stored draw's weights ``(n_chains * n_draws,
@@ -283,6 +288,9 @@ class FittedPosterior:
         else:
             intercept = float(variables["intercept"].mean())
         self.coef_, self.intercept_ = coef, intercept
+        for name in ("group_effects", "group_sd", "group_correlation"):
+            if name not in self.posterior_.draws:  # a previous fit's, with other settings
+                self.__dict__.pop(f"{name}_", None)
         for name in self._other_parameters():  # a float, or an array for a vector
             mean = variables[name].mean(axis=(0, 1))
             setattr(self, f"{name}_", float(mean) if mean.ndim == 0 else mean)
@@ -338,6 +346,8 @@ class FittedPosterior:
             coords["coef"] = [numeric]
             coords["group_effects"] = [terms.effect_names(numeric)]
             coords["group_sd"] = [terms.term_names(numeric)]
+            if terms.n_correlations:
+                coords["group_correlation"] = [terms.correlation_names(numeric)]
         return coords
 
     def _arviz_axes(self):
@@ -350,7 +360,7 @@ class FittedPosterior:
         feature = "numeric_feature" if grouped else "feature"
         names = {"coef": ["class", feature] if len(labels["coef"]) == 2 else [feature],
                  "intercept": ["class"], "group_effects": ["group_effect"],
-                 "group_sd": ["group_term"]}
+                 "group_sd": ["group_term"], "group_correlation": ["group_term_pair"]}
         dims, coords = {}, {}
         for variable, axes in labels.items():
             if variable not in self.posterior_.draws:
@@ -366,15 +376,19 @@ class FittedPosterior:
 
     def _grouped_variables(self, variables):
         """``variables`` with group-level effects' columns taken out of ``coef``: the
-        effects as ``group_effects``, their sds as ``group_sd`` (from the sampled logs)."""
+        effects as ``group_effects``, their sds as ``group_sd`` (from the sampled logs) and
+        a correlated grouping's correlations as ``group_correlation``."""
         terms = getattr(self, "_group_terms", None)
         if terms is None:
             return variables
-        n, E = self._n_numeric, terms.n_effects
+        n, E, T = self._n_numeric, terms.n_effects, terms.n_terms
         coef = variables.pop("coef")
         grouped = {"coef": coef[..., :n], "intercept": variables.pop("intercept"),
                    "group_effects": coef[..., n:n + E],
-                   "group_sd": np.exp(coef[..., n + E:n + E + terms.n_terms])}
+                   "group_sd": np.exp(coef[..., n + E:n + E + T])}
+        if terms.n_correlations:
+            grouped["group_correlation"] = terms.correlations_from(
+                coef[..., n + E + T:n + E + T + terms.n_correlations])
         grouped.update(variables)
         return grouped
 
@@ -386,9 +400,13 @@ class FittedPosterior:
         """Draws of theta ``(n_chains, n_draws, d)``: the inverse of :meth:`_set_posterior`."""
         variables = dict(self.posterior_.draws)
         if getattr(self, "_group_terms", None) is not None:
+            terms = self._group_terms
+            correlations = variables.pop("group_correlation", None)
             variables["coef"] = np.concatenate(
                 [variables["coef"], variables.pop("group_effects"),
-                 np.log(variables.pop("group_sd"))], axis=-1)
+                 np.log(variables.pop("group_sd"))]
+                + ([terms.unconstrained_from(correlations)] if correlations is not None
+                   else []), axis=-1)
         return self._family().theta_draws(variables, self.fit_intercept)
 
     def _parameter_draws(self, draws=None):

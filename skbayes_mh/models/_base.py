@@ -576,12 +576,21 @@ class LinearModel(FireflyBounds):
                               / prior.scales[sds] ** 2)
         self.group_determined = gammas / np.array([members.size for members in effects])
         covariance = np.array(covariance, dtype=np.float64)
+        # A correlated grouping's correlations start at 0 (their unconstrained coordinates'
+        # LKJ mode), each with the variance of a correlation estimated from its levels.
+        correlations = prior.group_correlations
+        theta[correlations] = 0.0
+        correlation_variances = np.zeros(correlations.size)
+        for n_levels, members, _, _ in prior.correlated_groupings():
+            correlation_variances[np.searchsorted(correlations, members)] = 1.0 / (n_levels + 1)
+        fixed_coordinates = np.concatenate([sds, correlations])
+        fixed_variances = np.concatenate([sd_variances, correlation_variances])
         if covariance.ndim == 2:
-            covariance[sds, :] = 0.0
-            covariance[:, sds] = 0.0
-            covariance[sds, sds] = sd_variances
+            covariance[fixed_coordinates, :] = 0.0
+            covariance[:, fixed_coordinates] = 0.0
+            covariance[fixed_coordinates, fixed_coordinates] = fixed_variances
         else:
-            covariance[sds] = sd_variances
+            covariance[fixed_coordinates] = fixed_variances
         return theta, covariance, n_passes, reference
 
 

@@ -3,13 +3,14 @@ gradient (through the same kernel the samplers use), and its precision for the L
 approximation."""
 import numpy as np
 
-from .._kernels.priors import (BASE, GAUSSIAN, GROUP_SD, GROUP_SD_RESCALED, LAPLACE,
-                               LOG_SCALE, NO_PRIOR, log_prior_and_gradient)
+from .._kernels.priors import (BASE, GAUSSIAN, GROUP_CORRELATION, GROUP_SD, GROUP_SD_RESCALED,
+                               LAPLACE, LKJ_SHAPE, LOG_SCALE, NO_PRIOR,
+                               log_prior_and_gradient)
 from .._kernels.specs import Prior
 from .._passes import column_slices
 
-__all__ = ["BASE", "BuiltinPrior", "GAUSSIAN", "GROUP_SD", "GROUP_SD_RESCALED", "LAPLACE",
-           "LOG_SCALE", "NO_PRIOR"]
+__all__ = ["BASE", "BuiltinPrior", "GAUSSIAN", "GROUP_CORRELATION", "GROUP_SD",
+           "GROUP_SD_RESCALED", "LAPLACE", "LOG_SCALE", "NO_PRIOR"]
 
 
 class BuiltinPrior:
@@ -41,11 +42,17 @@ class BuiltinPrior:
         makes coordinate ``k`` an effect ``N(locations_k, exp(theta_a)^2)``,
         ``GROUP_SD`` makes it the log of a half-normal sd of scale ``scales_k`` (the last
         coordinates; ``GROUP_SD_RESCALED`` likewise, its chains then also taking rescaling
-        moves), ``BASE`` leaves it to the base prior; None: no group-level effects.
+        moves), ``GROUP_CORRELATION`` makes it an unconstrained coordinate of a grouping's
+        correlation matrix, ``BASE`` leaves it to the base prior; None: no group-level
+        effects.
+    correlations : array-like of int or None
+        The groupings whose terms are correlated, as ``_kernels/priors.py`` reads them;
+        None: none.
     """
 
     def __init__(self, kind, scales, locations=None, means=None, n_outputs=1, block=None,
-                 intercept=False, power=1.0, learn_scale=False, scale_of=None):
+                 intercept=False, power=1.0, learn_scale=False, scale_of=None,
+                 correlations=None):
         self.kind = int(kind)
         self.scales = np.ascontiguousarray(scales, dtype=np.float64)
         d = self.scales.size
@@ -63,6 +70,8 @@ class BuiltinPrior:
         if self.scale_of.size not in (0, d):
             raise ValueError(f"scale_of needs one entry per coordinate ({d}); got "
                              f"{self.scale_of.size}.")
+        self.correlations = (np.zeros(0, dtype=np.int64) if correlations is None
+                             else np.ascontiguousarray(correlations, dtype=np.int64))
 
     @classmethod
     def flat(cls, n_params):
@@ -88,7 +97,25 @@ class BuiltinPrior:
     @property
     def group_sds(self):
         """The coordinates of the group-level sds' logs, shape (n_terms,)."""
-        return np.flatnonzero(self.scale_of <= GROUP_SD)  # GROUP_SD or GROUP_SD_RESCALED
+        return np.flatnonzero((self.scale_of == GROUP_SD) | (self.scale_of == GROUP_SD_RESCALED))
+
+    @property
+    def group_correlations(self):
+        """The coordinates of the correlated groupings' unconstrained correlations."""
+        return np.flatnonzero(self.scale_of == GROUP_CORRELATION)
+
+    def correlated_groupings(self):
+        """Each correlated grouping of :attr:`correlations` as ``(n_levels, correlation
+        coordinates, sd coordinates, effects (n_terms, n_levels))``."""
+        table, start, out = self.correlations, 0, []
+        while start < table.size:
+            k, n_levels, first = (int(v) for v in table[start:start + 3])
+            sds = table[start + 3:start + 3 + k]
+            firsts = table[start + 3 + k:start + 3 + 2 * k]
+            effects = firsts[:, None] + np.arange(n_levels)[None, :]
+            out.append((n_levels, np.arange(first, first + k * (k - 1) // 2), sds, effects))
+            start += 3 + 2 * k
+        return out
 
     def with_group_sds(self, log_sds):
         """This prior with the group-level sds fixed at ``exp(log_sds)`` (one per
@@ -99,6 +126,8 @@ class BuiltinPrior:
         for a, log_sd in zip(self.group_sds, log_sds):
             scales[self.scale_of == a] = np.exp(log_sd)
             scales[a], locations[a] = 1.0, log_sd
+        correlations = self.group_correlations
+        scales[correlations], locations[correlations] = 1.0, 0.0  # independent effects
         return BuiltinPrior(self.kind, scales, locations, self.means if self.means.size
                             else None, self.n_outputs, self.block, self.intercept, self.power)
 
@@ -110,7 +139,8 @@ class BuiltinPrior:
         scale_of[self.group_sds] = np.where(rescaled, GROUP_SD_RESCALED, GROUP_SD)
         return BuiltinPrior(self.kind, self.scales, self.locations, self.means if self.means.size
                             else None, self.n_outputs, self.block, self.intercept, self.power,
-                            self.learn_scale, scale_of=scale_of)
+                            self.learn_scale, scale_of=scale_of,
+                            correlations=self.correlations)
 
     def with_weight_scale(self, scale):
         """This prior with every weight's scale multiplied by ``scale`` (the intercepts'
@@ -119,11 +149,13 @@ class BuiltinPrior:
         scales[self.weight_mask()] *= scale
         return BuiltinPrior(self.kind, scales, self.locations, self.means if self.means.size
                             else None, self.n_outputs, self.block, self.intercept, self.power,
-                            scale_of=self.scale_of if self.scale_of.size else None)
+                            scale_of=self.scale_of if self.scale_of.size else None,
+                            correlations=self.correlations)
 
     def as_named(self):
         return Prior(self.kind, self.scales, self.locations, self.means, self.n_outputs,
-                     self.block, int(self.intercept), self.power, self.scale_of)
+                     self.block, int(self.intercept), self.power, self.scale_of,
+                     self.correlations)
 
     def as_tuple(self):
         """The plain tuple the entry kernels take."""
@@ -176,6 +208,10 @@ class BuiltinPrior:
             z = (theta[effects] - self.locations[effects]) / sd
             diagonal[effects] += 1.0 / sd**2
             diagonal[a] += 2.0 * sd**2 / self.scales[a] ** 2 + 2.0 * float(z @ z)
+        for n_levels, correlations, _, _ in self.correlated_groupings():
+            # A correlation's unconstrained coordinate near 0: about one unit of
+            # information a level, and the LKJ prior's and the Jacobian's curvature.
+            diagonal[correlations] += n_levels + 2.0 * LKJ_SHAPE
 
     def precision(self, theta, diagonal=False):
         """``-d^2 log p / d theta^2`` at ``theta`` (``(d, d)``, or its diagonal ``(d,)`` with

@@ -11,7 +11,9 @@ from scipy import stats
 
 from skbayes_mh import MinibatchMHLogisticRegression, MinibatchMHPoissonRegression
 from skbayes_mh.sampling import _target as target_module
-from skbayes_mh.models._prior import BASE, GAUSSIAN, GROUP_SD, LOG_SCALE, BuiltinPrior
+from skbayes_mh.linear_model._groups import cholesky_factor
+from skbayes_mh.models._prior import (BASE, GAUSSIAN, GROUP_CORRELATION, GROUP_SD, LOG_SCALE,
+                                      BuiltinPrior)
 
 from _models import long_metropolis_chain, quiet_fit
 from _stats import assert_same_distribution
@@ -82,6 +84,62 @@ def test_group_prior_matches_scipy():
             np.testing.assert_allclose(gradient, numeric, rtol=1e-6, atol=1e-6)
 
 
+def correlated_prior(k, n_levels, rng):
+    """A prior over ``[w, the k terms' effects (n_levels each), k log sds, k (k - 1) / 2
+    correlation coordinates]`` with the terms' effects correlated, and its log density
+    written with SciPy: ``u_g ~ N(loc_g, diag(sd) R diag(sd))``, ``sd`` half-normal
+    (sampled as its log), ``R`` under LKJ(2) (``det(R)``), and the Jacobian of the map
+    from the coordinates to ``R``'s lower triangle by finite differences."""
+    n_pairs = k * (k - 1) // 2
+    d = 1 + k * n_levels + k + n_pairs
+    sds, first = 1 + k * n_levels + np.arange(k), 1 + k * n_levels + k
+    scale_of = np.full(d, BASE)
+    for t in range(k):
+        scale_of[1 + t * n_levels:1 + (t + 1) * n_levels] = sds[t]
+    scale_of[sds], scale_of[first:] = GROUP_SD, GROUP_CORRELATION
+    scales = np.ones(d)
+    scales[sds] = rng.uniform(0.5, 2.0, k)
+    locations = np.zeros(d)
+    locations[1:first - k] = 0.1 * rng.normal(size=k * n_levels)
+    table = [k, n_levels, first, *sds, *(1 + np.arange(k) * n_levels)]
+    prior = BuiltinPrior(GAUSSIAN, scales, locations, scale_of=scale_of, correlations=table)
+
+    def lower(x):
+        R = cholesky_factor(x, k) @ cholesky_factor(x, k).T
+        return np.array([R[i, j] for i in range(1, k) for j in range(i)])
+
+    def reference(t):
+        x, sd = t[first:], np.exp(t[sds])
+        R = cholesky_factor(x, k) @ cholesky_factor(x, k).T
+        effects = (t[1:first - k] - locations[1:first - k]).reshape(k, n_levels).T
+        jacobian = np.array([(lower(x + 1e-6 * e) - lower(x - 1e-6 * e)) / 2e-6
+                             for e in np.eye(n_pairs)])
+        return (stats.multivariate_normal(np.zeros(k), np.outer(sd, sd) * R).logpdf(
+                    effects).sum() + stats.norm.logpdf(t[0])
+                + np.sum(stats.halfnorm.logpdf(sd, scale=scales[sds]) + t[sds])
+                + np.linalg.slogdet(R)[1] + np.linalg.slogdet(jacobian)[1])
+
+    return prior, reference, d
+
+
+@pytest.mark.parametrize("k, n_levels", [(2, 5), (3, 4), (4, 3)])
+def test_correlated_group_prior_matches_scipy(k, n_levels):
+    """The kernel's prior of correlated terms (``correlations``) and its gradient: the
+    effects' multivariate normal, the sds' half-normals, the LKJ prior and both maps'
+    Jacobians, against SciPy's densities and finite differences."""
+    rng = np.random.default_rng(k)
+    prior, reference, d = correlated_prior(k, n_levels, rng)
+    for _ in range(3):
+        theta, step = 0.7 * rng.normal(size=d), 0.3 * rng.normal(size=d)
+        value, gradient = prior.log_density(theta, want_grad=True)
+        moved, _ = prior.log_density(theta + step)
+        np.testing.assert_allclose(moved - value, reference(theta + step) - reference(theta),
+                                   rtol=1e-8, atol=1e-8)
+        numeric = [(reference(theta + 1e-5 * e) - reference(theta - 1e-5 * e)) / 2e-5
+                   for e in np.eye(d)]
+        np.testing.assert_allclose(gradient, numeric, rtol=1e-4, atol=1e-4)
+
+
 #: The estimator's settings for the posterior of :func:`grouped_logistic_log_prior`: no
 #: intercept, which the effects then carry (with one, it moves with every effect, and a
 #: random-walk reference needs ten times the steps to resolve the same errors).
@@ -120,6 +178,107 @@ def test_random_intercepts_match_an_independent_long_chain(acceptance, n_draws, 
         **REFERENCE_SETTINGS, acceptance=acceptance, n_draws=n_draws, n_chains=4,
         random_state=0), X, y)
     assert_same_distribution(fit._theta_draws(), long_chain[None], label=acceptance)
+
+
+def grouped_slopes(n=360, rho=0.6, seed=4):
+    """``n`` rows, one feature and ``N_GROUPS`` groups whose intercepts (sd 0.8) and
+    slopes (sd 0.5) correlate ``rho``: ``(X, y, X_reference)`` as :func:`grouped_logistic`."""
+    rng = np.random.default_rng(seed)
+    group = np.arange(n) % N_GROUPS
+    x = rng.normal(size=n)
+    cov = np.array([[0.64, rho * 0.4], [rho * 0.4, 0.25]])
+    effects = rng.multivariate_normal([0.0, 0.0], cov, N_GROUPS)
+    eta = 0.5 * x + effects[group, 0] + effects[group, 1] * x
+    y = (rng.random(n) < 1.0 / (1.0 + np.exp(-eta))).astype(float)
+    return np.column_stack([x, group]), y, np.column_stack([x, group, y])
+
+
+@numba.njit(cache=True)
+def grouped_slopes_loglik(theta, data, i):
+    """``theta = [w, a_1..a_G, b_1..b_G, log sd_a, log sd_b, atanh(rho)]`` (the
+    estimator's layout without an intercept)."""
+    g = int(data[i, 1])
+    eta = (theta[0] + theta[1 + N_GROUPS + g]) * data[i, 0] + theta[1 + g]
+    return data[i, 2] * eta - max(eta, 0.0) - np.log1p(np.exp(-abs(eta)))
+
+
+@numba.njit(cache=True)
+def grouped_slopes_log_prior(theta):
+    """``w ~ N(0, 1)``; ``(a_g, b_g)`` bivariate normal of sds ``sd_a``, ``sd_b`` and
+    correlation ``rho``; each sd ``HalfNormal(1)`` sampled as its log; ``rho`` under
+    LKJ(2), ``p(rho) ~ 1 - rho^2``, sampled as ``atanh(rho)`` (Jacobian ``1 - rho^2``)."""
+    log_sd_a, log_sd_b = theta[-3], theta[-2]
+    sd_a, sd_b, rho = np.exp(log_sd_a), np.exp(log_sd_b), np.tanh(theta[-1])
+    one_minus = 1.0 - rho * rho
+    total = (-0.5 * theta[0] ** 2 + log_sd_a - 0.5 * sd_a**2 + log_sd_b - 0.5 * sd_b**2
+             + 2.0 * np.log(one_minus))
+    for g in range(N_GROUPS):
+        a, b = theta[1 + g] / sd_a, theta[1 + N_GROUPS + g] / sd_b
+        total += (-0.5 * (a * a - 2.0 * rho * a * b + b * b) / one_minus
+                  - 0.5 * np.log(one_minus) - log_sd_a - log_sd_b)
+    return total
+
+
+@numba.njit(cache=True)
+def _random_walk(rows, start, factor, n_steps, thin, seed):
+    """A random-walk Metropolis chain on :func:`grouped_slopes_loglik` and
+    :func:`grouped_slopes_log_prior`, steps ``factor @ N(0, I)``: every ``thin``-th draw."""
+    np.random.seed(seed)
+    d = start.size
+    theta = start.copy()
+
+    def log_target(t):
+        total = grouped_slopes_log_prior(t)
+        for i in range(rows.shape[0]):
+            total += grouped_slopes_loglik(t, rows, i)
+        return total
+
+    current = log_target(theta)
+    out = np.empty((n_steps // thin, d))
+    for step in range(n_steps):
+        proposal = theta + factor @ np.random.standard_normal(d)
+        value = log_target(proposal)
+        if np.log(np.random.random()) < value - current:
+            theta, current = proposal, value
+        if step % thin == thin - 1:
+            out[step // thin] = theta
+    return out
+
+
+@pytest.fixture(scope="module")
+def long_slopes_chain():
+    """Every 10th draw of 1,000,000 random-walk Metropolis steps (written here, apart from
+    the library's samplers) on the correlated reference model, shaped by a short fit's
+    covariance at ``2.38 / sqrt(d)`` (Roberts, Gelman and Gilks): bulk ESS about 14,000
+    or more on every coordinate."""
+    X, y, rows = grouped_slopes()
+    pilot = quiet_fit(MinibatchMHLogisticRegression(
+        group_effects={1: [0]}, autoscale=False, fit_intercept=False, n_draws=1000,
+        n_chains=4, random_state=2), X, y)
+    draws = pilot._theta_draws().reshape(-1, 2 * N_GROUPS + 4)
+    factor = np.linalg.cholesky(np.cov(draws.T)) * 2.38 / np.sqrt(draws.shape[1])
+    return _random_walk(rows, draws.mean(axis=0), factor, 1_000_000, 10, 1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rescaled, n_draws", [(False, 30_000), (True, 10_000)])
+def test_correlated_intercepts_and_slopes_match_an_independent_long_chain(
+        rescaled, n_draws, long_slopes_chain, monkeypatch):
+    """Correlated group intercepts and slopes (the default ``group_correlation``): every
+    effect, both sds, the correlation (as ``atanh``) and the weight against a long chain
+    of the same posterior written independently with the bivariate normal's formula;
+    ``rescaled``: non-centred paths and rescaling moves of both sds as well (at 60 rows a
+    group they mix the sds three times as fast as centred paths do: a third of the
+    draws)."""
+    if rescaled:
+        monkeypatch.setattr(target_module, "GROUP_RESCALE_MAX_DETERMINED", 2.0)
+    X, y, _ = grouped_slopes()
+    fit = quiet_fit(MinibatchMHLogisticRegression(
+        group_effects={1: [0]}, autoscale=False, fit_intercept=False, n_draws=n_draws,
+        n_chains=4, random_state=0), X, y)
+    assert fit.posterior_["group_correlation"].shape == (4, n_draws, 1)
+    assert_same_distribution(fit._theta_draws(), long_slopes_chain[None],
+                             label=f"rescaled={rescaled}")
 
 
 @pytest.mark.slow
@@ -191,7 +350,8 @@ def test_group_effects_refuse_bad_input():
 
 
 def test_many_groups_proxies_read_the_sparse_hessian_and_take_the_same_draws(monkeypatch):
-    """300 groups' intercepts and slopes (604 parameters, 0.7% of the Hessian's entries
+    """300 groups' intercepts and slopes (605 parameters with their correlation, 0.7% of
+    the Hessian's entries
     nonzero: two groups' effects share no row): the minibatch test's proxies multiply by
     the Hessian's CSR form, and the chains take the draws of its dense form, draw for
     draw (the same products, in the same order, less the zeros)."""
@@ -210,10 +370,43 @@ def test_many_groups_proxies_read_the_sparse_hessian_and_take_the_same_draws(mon
     monkeypatch.setattr(target_module, "sparse_hessian",
                         lambda hessian: forms.append(sparse_hessian(hessian)) or forms[-1])
     sparse = quiet_fit(MinibatchMHLogisticRegression(**settings), X, y)
-    assert sparse.control_variates_ and forms[-1][0].size == 604 + 1
-    assert forms[-1][2].size < 0.01 * 604**2
+    assert sparse.control_variates_ and forms[-1][0].size == 605 + 1
+    assert forms[-1][2].size < 0.01 * 605**2
     monkeypatch.setattr(target_module, "SPARSE_HESSIAN_MIN_PARAMS", 10**9)
     dense = quiet_fit(MinibatchMHLogisticRegression(**settings), X, y)
     assert forms[-1][0].size == 0
-    for name in ("coef", "group_effects", "group_sd"):
+    for name in ("coef", "group_effects", "group_sd", "group_correlation"):
         np.testing.assert_array_equal(sparse.posterior_[name], dense.posterior_[name])
+
+
+def test_correlations_are_named_stored_and_drawn_for_new_groups():
+    """``group_correlation``: the correlation's name in ``summary()`` and ArviZ, its
+    posterior mean as ``group_correlation_``, the sampled coordinates' round trip, new
+    groups' effects drawn with each draw's correlation, and independent terms without."""
+    pd = pytest.importorskip("pandas")
+    X, y, _ = grouped_slopes(n=600)
+    frame = pd.DataFrame({"x": X[:, 0], "carrier": [f"c{int(g)}" for g in X[:, 1]]})
+    fast = dict(group_effects={"carrier": ["x"]}, n_draws=100, n_warmup=100, n_chains=2,
+                random_state=0)
+    clf = quiet_fit(MinibatchMHLogisticRegression(**fast), frame, y)
+    assert "cor(intercept,x|carrier)" in clf.summary(as_frame=False).index
+    assert clf.group_correlation_.shape == (1,) and -1 < clf.group_correlation_[0] < 1
+    if importlib.util.find_spec("arviz") is not None:
+        data = clf.to_arviz()
+        assert list(data.posterior["group_correlation"].coords["group_term_pair"].values) == [
+            "intercept,x|carrier"]
+    terms = clf._group_terms
+    lower = np.array([[0.3], [-0.9], [0.95]])
+    np.testing.assert_allclose(terms.correlations_from(terms.unconstrained_from(lower)), lower,
+                               atol=1e-12)
+    sd = np.tile([0.5, 2.0], (20_000, 1))
+    new = terms.new_group_effects(sd, np.full((20_000, 1), 0.8))
+    np.testing.assert_allclose(new.std(axis=0), [0.5, 2.0], rtol=0.03)
+    assert abs(np.corrcoef(new.T)[0, 1] - 0.8) < 0.02
+    independent = quiet_fit(MinibatchMHLogisticRegression(**fast, group_correlation=False),
+                            frame, y)
+    assert "group_correlation" not in independent.posterior_.draws
+    assert not hasattr(independent, "group_correlation_")
+    assert independent.posterior_["coef"].shape == clf.posterior_["coef"].shape
+    clf.set_params(group_correlation=False).fit(frame, y)  # a refit forgets the correlation
+    assert not hasattr(clf, "group_correlation_")
