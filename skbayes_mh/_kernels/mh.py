@@ -12,7 +12,8 @@ from numba import types
 from ._entry import TUPLE_FIELDS, entry_kernel
 from ._jit import BOOL, F8, I8, RNG, STATUS_BAD_LOG_PRIOR, STATUS_OK, VECTOR, jit
 from .decisions import decide
-from .priors import GROUP_SD_RESCALED, log_prior_and_gradient
+from .priors import (GROUP_SD_RESCALED, MAX_CORRELATED_TERMS, correlation_factor,
+                     log_prior_and_gradient)
 from .proposals import HMC, MALA, hmc_step_count, move_functions, shape_times, shape_transpose_times
 from ._common import borrow, borrow_workspace, copy_into, flag, keep_alive
 from .pool import DENSE_POOL_MAX_ROWS, POOL, make_pool
@@ -306,6 +307,20 @@ def _rescale_move(sd_index, spec, prior, cv, exact, want_grad, inv_temperature, 
             theta_prop[a] = prior.locations[a] + factor * (theta[a] - prior.locations[a])
             n_effects += 1
     theta_prop[sd_index] = theta[sd_index] + log_factor
+    return _transformed_move(n_effects * log_factor, spec, prior, cv, exact, want_grad,
+                             inv_temperature, theta, gradient, rng, theta_prop, gradient_prop,
+                             work, buffer, context, current)
+
+
+@jit(inline="always")
+def _transformed_move(log_jacobian, spec, prior, cv, exact, want_grad, inv_temperature, theta,
+                      gradient, rng, theta_prop, gradient_prop, work, buffer, context, current):
+    """Decide a move from ``theta`` to ``theta_prop`` made by a map that is its own inverse
+    at the reverse proposal (equally likely), of log Jacobian ``log_jacobian``: the prior,
+    likelihood (the full data, or a subsampling test with its proxies) and Jacobian decide,
+    as for any move. ``current`` is ``[log prior, loglik, proxy]`` at ``theta``, updated on
+    acceptance (with ``theta`` and, with ``want_grad``, ``gradient``). Returns ``(status,
+    rows read)``."""
     if want_grad:
         gradient_prop[:] = 0.0
     prior_prop, status = log_prior_total(spec, prior, theta_prop, want_grad, gradient_prop)
@@ -325,7 +340,7 @@ def _rescale_move(sd_index, spec, prior, cv, exact, want_grad, inv_temperature, 
     else:
         proxy_prop = proxy_total(cv, theta_prop, want_grad, gradient_prop, inv_temperature,
                                  buffer)
-    log_psi, delta = _test_inputs(exact, prior_prop - current[0] + n_effects * log_factor,
+    log_psi, delta = _test_inputs(exact, prior_prop - current[0] + log_jacobian,
                                   loglik_prop - current[1], proxy_prop - current[2],
                                   loglik_prop == -math.inf, inv_temperature)
     accepted, rows, status = decide(context, theta, theta_prop, log_psi, delta, rng)
@@ -338,6 +353,72 @@ def _rescale_move(sd_index, spec, prior, cv, exact, want_grad, inv_temperature, 
         if want_grad:
             copy_into(gradient, gradient_prop)
     return STATUS_OK, n_read
+
+
+@jit
+def _rescaled_grouping(prior, start):
+    """Whether the correlated grouping at ``start`` of ``prior.correlations`` has a term whose
+    sd is marked ``GROUP_SD_RESCALED``."""
+    table = prior.correlations
+    for t in range(table[start]):
+        if prior.scale_of[table[start + 3 + t]] == GROUP_SD_RESCALED:
+            return True
+    return False
+
+
+@jit(inline="always")
+def _correlation_move(start, spec, prior, cv, exact, want_grad, inv_temperature, theta,
+                      gradient, rng, theta_prop, gradient_prop, work, buffer, context, current):
+    """A move of a correlated grouping's correlations (its table at ``start`` in
+    ``prior.correlations``) that carries the effects with them: one of its unconstrained
+    correlation coordinates moves by ``N(0, t^2)`` (``t`` one of :data:`RESCALE_STEPS`),
+    changing the Cholesky factor ``L`` to ``L'``, and each level's effects move to ``loc +
+    sd L' L^-1 (u - loc) / sd``, so that their whitened values ``L^-1 (u - loc) / sd`` stay
+    put: the non-centred update of the correlations, which where few rows inform each
+    effect the centred effects pin. The map is its own inverse at the reverse step, with
+    log Jacobian ``G sum_i log(L'_ii / L_ii)`` (``G`` levels); it is decided as any move
+    (:func:`_transformed_move`)."""
+    table = prior.correlations
+    k, n_levels, first = table[start], table[start + 1], table[start + 2]
+    d = theta.shape[0]
+    for a in range(d):
+        theta_prop[a] = theta[a]
+    u = rng.random()
+    step = RESCALE_STEPS[0] if u < 1.0 / 3.0 else (RESCALE_STEPS[1] if u < 2.0 / 3.0
+                                                   else RESCALE_STEPS[2])
+    n_pairs = k * (k - 1) // 2
+    c = first + min(int(rng.random() * n_pairs), n_pairs - 1)
+    theta_prop[c] = theta[c] + step * rng.standard_normal()
+    size = MAX_CORRELATED_TERMS
+    factor, factor_prop = np.zeros((size, size)), np.zeros((size, size))
+    partial, remaining = np.zeros((size, size)), np.ones((size, size))
+    correlation_factor(theta, first, k, factor, partial, remaining)
+    correlation_factor(theta_prop, first, k, factor_prop, partial, remaining)
+    log_jacobian = 0.0
+    for i in range(1, k):
+        if factor_prop[i, i] <= 0.0 or factor[i, i] <= 0.0:
+            return STATUS_OK, 0  # a correlation at +-1 in floating point: no move
+        log_jacobian += n_levels * math.log(factor_prop[i, i] / factor[i, i])
+    sd = np.empty(size)
+    for t in range(k):
+        sd[t] = math.exp(theta[table[start + 3 + t]])
+    whitened = np.empty(size)
+    for g in range(n_levels):
+        for i in range(k):  # whitened = L^-1 (u - loc) / sd
+            e = table[start + 3 + k + i] + g
+            acc = (theta[e] - prior.locations[e]) / sd[i]
+            for j in range(i):
+                acc -= factor[i, j] * whitened[j]
+            whitened[i] = acc / factor[i, i]
+        for i in range(k):  # u' = loc + sd L' whitened
+            e = table[start + 3 + k + i] + g
+            acc = 0.0
+            for j in range(i + 1):
+                acc += factor_prop[i, j] * whitened[j]
+            theta_prop[e] = prior.locations[e] + sd[i] * acc
+    return _transformed_move(log_jacobian, spec, prior, cv, exact, want_grad, inv_temperature,
+                             theta, gradient, rng, theta_prop, gradient_prop, work, buffer,
+                             context, current)
 
 
 @jit(inline="always")
@@ -479,6 +560,18 @@ def mh_loop(spec, prior, proposal, cv, inv_temperature, chain, rng, trace, exact
                 n_read += reads
                 if status != STATUS_OK:
                     return status, it
+            start = 0
+            while start < prior.correlations.shape[0]:
+                if _rescaled_grouping(prior, start):
+                    for _ in range(RESCALE_MOVES):
+                        status, reads = _correlation_move(
+                            start, spec, prior, cv, exact, want_grad, inv_temperature, theta,
+                            gradient, rng, theta_prop, gradient_prop, work, buffer, context,
+                            current)
+                        n_read += reads
+                        if status != STATUS_OK:
+                            return status, it
+                start += 3 + 2 * prior.correlations[start]
             log_prior_current, loglik_current, proxy_current = current[0], current[1], current[2]
         copy_into(out_draws[it], theta)
         out_accepted[it] = accepted

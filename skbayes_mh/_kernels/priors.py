@@ -175,6 +175,34 @@ def _is_correlated(correlations, sd_coordinate):
 
 
 @jit
+def correlation_factor(theta, first, k, factor, partial, remaining):
+    """The Cholesky factor ``L`` (into ``factor[:k, :k]``) of the correlation matrix whose
+    unconstrained coordinates start at ``theta[first]``, as Stan's
+    ``cholesky_corr_constrain`` builds it: the tanh of each coordinate (``partial``) is a
+    canonical partial correlation, ``L_ij = partial_ij * remaining_ij`` with ``remaining_ij
+    = sqrt(1 - sum_{m < j} L_im^2)``, ``L_ii = remaining_ii``. Returns the log Jacobian of
+    both maps (from the coordinates to the partial correlations to ``L``)."""
+    log_jacobian = 0.0
+    c = first
+    factor[0, 0] = 1.0
+    for i in range(1, k):
+        squares = 0.0
+        for j in range(i):
+            z = math.tanh(theta[c])
+            c += 1
+            partial[i, j] = z
+            log_jacobian += math.log1p(-z * z)  # d tanh / dx
+            remaining[i, j] = math.sqrt(max(1.0 - squares, 0.0))
+            if j > 0:
+                log_jacobian += math.log(remaining[i, j])  # the partial correlations' map
+            factor[i, j] = z * remaining[i, j]
+            squares += factor[i, j] ** 2
+        remaining[i, i] = math.sqrt(max(1.0 - squares, 0.0))
+        factor[i, i] = remaining[i, i]
+    return log_jacobian
+
+
+@jit
 def _correlated_terms(prior, start, theta, want_grad, gradient):
     """One correlated grouping's part of :func:`_group_terms` (its table at ``start`` in
     ``prior.correlations``): the effects' multivariate normal, the LKJ prior and the log
@@ -191,24 +219,7 @@ def _correlated_terms(prior, start, theta, want_grad, gradient):
     factor = np.zeros((MAX_CORRELATED_TERMS, MAX_CORRELATED_TERMS))
     partial = np.zeros((MAX_CORRELATED_TERMS, MAX_CORRELATED_TERMS))  # tanh, row by row
     remaining = np.ones((MAX_CORRELATED_TERMS, MAX_CORRELATED_TERMS))  # s_j of row i
-    total = 0.0
-    # L from the canonical partial correlations (Stan's cholesky_corr_constrain).
-    c = first
-    factor[0, 0] = 1.0
-    for i in range(1, k):
-        squares = 0.0
-        for j in range(i):
-            z = math.tanh(theta[c])
-            c += 1
-            partial[i, j] = z
-            total += math.log1p(-z * z)  # d tanh / dx
-            remaining[i, j] = math.sqrt(max(1.0 - squares, 0.0))
-            if j > 0:
-                total += math.log(remaining[i, j])  # the partial correlations' map
-            factor[i, j] = z * remaining[i, j]
-            squares += factor[i, j] ** 2
-        remaining[i, i] = math.sqrt(max(1.0 - squares, 0.0))
-        factor[i, i] = remaining[i, i]
+    total = correlation_factor(theta, first, k, factor, partial, remaining)
     log_diagonal = 0.0
     for i in range(1, k):
         if factor[i, i] <= 0.0:
