@@ -366,7 +366,7 @@ def _rescaled_grouping(prior, start):
     return False
 
 
-@jit(inline="always")
+@jit
 def _correlation_move(start, spec, prior, cv, exact, want_grad, inv_temperature, theta,
                       gradient, rng, theta_prop, gradient_prop, work, buffer, context, current):
     """A move of a correlated grouping's correlations (its table at ``start`` in
@@ -377,7 +377,9 @@ def _correlation_move(start, spec, prior, cv, exact, want_grad, inv_temperature,
     put: the non-centred update of the correlations, which where few rows inform each
     effect the centred effects pin. The map is its own inverse at the reverse step, with
     log Jacobian ``G sum_i log(L'_ii / L_ii)`` (``G`` levels); it is decided as any move
-    (:func:`_transformed_move`)."""
+    (:func:`_transformed_move`). Compiled on its own, not into the chain loops: it runs a
+    few times an iteration, and inlined it added seconds to every loop's compilation."""
+    spec, prior, cv = rebind(spec), rebind(prior), rebind(cv)
     table = prior.correlations
     k, n_levels, first = table[start], table[start + 1], table[start + 2]
     d = theta.shape[0]
