@@ -379,21 +379,21 @@ class GroupTerms:
 
     def correlations_from(self, unconstrained):
         """The correlations ``(..., n_correlations)`` from the sampled coordinates."""
-        out, start = np.empty_like(unconstrained), 0
-        for g in self.correlated_groupings:
-            k = len(self.slopes[g]) + 1
-            block = unconstrained[..., start:start + _pairs(k)]
-            out[..., start:start + _pairs(k)] = _lower(_correlation(cholesky_factor(block, k)), k)
-            start += _pairs(k)
-        return out
+        return self._per_grouping(unconstrained, lambda block, k: _lower(
+            _correlation(cholesky_factor(block, k)), k))
 
     def unconstrained_from(self, correlations):
         """The inverse of :meth:`correlations_from`."""
-        out, start = np.empty_like(correlations), 0
+        return self._per_grouping(correlations, _partial_correlations)
+
+    def _per_grouping(self, values, transform):
+        """``values`` ``(..., n_correlations)`` with each correlated grouping's part replaced
+        by ``transform(part, k)`` (``k`` its terms)."""
+        out, start = np.empty_like(values), 0
         for g in self.correlated_groupings:
             k = len(self.slopes[g]) + 1
-            block = correlations[..., start:start + _pairs(k)]
-            out[..., start:start + _pairs(k)] = _partial_correlations(block, k)
+            part = slice(start, start + _pairs(k))
+            out[..., part] = transform(values[..., part], k)
             start += _pairs(k)
         return out
 
