@@ -270,30 +270,27 @@ def _hmc_move(spec, prior, proposal, cv, exact, inv_temperature, theta, gradient
     return status, prior_prop, loglik, log_ratio, n_read
 
 
-#: The scales of a rescaling move's log factor (``_rescale_move``), one drawn at random
+#: The scales of a rescaling move's log factor (``_rescale_proposal``), one drawn at random
 #: each move: the log sd's width given the effects' pattern ranges from a few hundredths
 #: (many groups) to about one (a few), and a random walk's best scale is about 2.4 widths.
 RESCALE_STEPS = (0.1, 0.3, 1.0)
 RESCALE_MOVES = 4
 
 
-@jit(inline="always")
-def _rescale_move(sd_index, spec, prior, cv, exact, want_grad, inv_temperature, theta,
-                  gradient, rng, theta_prop, gradient_prop, work, buffer, context, current):
+@jit
+def _rescale_proposal(sd_index, prior, theta, rng, theta_prop):
     """A rescaling move of a group-level term (its sd's coordinate ``sd_index``, marked
     ``GROUP_SD_RESCALED``): the log sd moves by ``log c ~ N(0, t^2)`` (``t`` one of
     :data:`RESCALE_STEPS` at random) and each of its ``m`` effects ``e_k`` to ``loc_k + c
     (e_k - loc_k)``, the non-centred update of the sd. The map is its own inverse at
     ``1 / c``, equally likely, and its Jacobian is ``c^m``, so the move is exact with log
     ratio ``m log c`` (Green 1995); the effects' prior ratio ``c^-m`` cancels it, leaving
-    the sd's prior and the likelihood to decide, tested as any move (the full data, or a
-    subsampling test with its proxies). Where few rows inform each effect, the centred
-    effects pin the sd, and this move frees it (Yu and Meng 2011, "To center or not to
-    center").
+    the sd's prior and the likelihood to decide, tested as any move
+    (:func:`_transformed_move`). Where few rows inform each effect, the centred effects pin
+    the sd, and this move frees it (Yu and Meng 2011, "To center or not to center").
 
-    ``current`` is ``[log prior, loglik, proxy]`` at ``theta``, updated on acceptance
-    (with ``theta`` and, with ``want_grad``, ``gradient``). Returns ``(status, rows
-    read)``."""
+    Writes the proposal into ``theta_prop`` and returns its log Jacobian. Compiled on its
+    own (it reads no data), once for every layout."""
     d = theta.shape[0]
     u = rng.random()
     step = RESCALE_STEPS[0] if u < 1.0 / 3.0 else (RESCALE_STEPS[1] if u < 2.0 / 3.0
@@ -307,9 +304,7 @@ def _rescale_move(sd_index, spec, prior, cv, exact, want_grad, inv_temperature, 
             theta_prop[a] = prior.locations[a] + factor * (theta[a] - prior.locations[a])
             n_effects += 1
     theta_prop[sd_index] = theta[sd_index] + log_factor
-    return _transformed_move(n_effects * log_factor, spec, prior, cv, exact, want_grad,
-                             inv_temperature, theta, gradient, rng, theta_prop, gradient_prop,
-                             work, buffer, context, current)
+    return n_effects * log_factor
 
 
 @jit(inline="always")
@@ -356,6 +351,20 @@ def _transformed_move(log_jacobian, spec, prior, cv, exact, want_grad, inv_tempe
 
 
 @jit
+def _moving_groupings(prior):
+    """Per entry of ``prior.correlations``: where a correlated grouping with a rescaled term
+    starts (its correlations then take :func:`_correlation_proposal`'s moves), else -1."""
+    table = prior.correlations
+    out = np.full(table.shape[0], -1, dtype=np.int64)
+    start = 0
+    while start < table.shape[0]:
+        if _rescaled_grouping(prior, start):
+            out[start] = start
+        start += 3 + 2 * table[start]
+    return out
+
+
+@jit
 def _rescaled_grouping(prior, start):
     """Whether the correlated grouping at ``start`` of ``prior.correlations`` has a term whose
     sd is marked ``GROUP_SD_RESCALED``."""
@@ -367,8 +376,7 @@ def _rescaled_grouping(prior, start):
 
 
 @jit
-def _correlation_move(start, spec, prior, cv, exact, want_grad, inv_temperature, theta,
-                      gradient, rng, theta_prop, gradient_prop, work, buffer, context, current):
+def _correlation_proposal(start, prior, theta, rng, theta_prop):
     """A move of a correlated grouping's correlations (its table at ``start`` in
     ``prior.correlations``) that carries the effects with them: one of its unconstrained
     correlation coordinates moves by ``N(0, t^2)`` (``t`` one of :data:`RESCALE_STEPS`),
@@ -377,9 +385,11 @@ def _correlation_move(start, spec, prior, cv, exact, want_grad, inv_temperature,
     put: the non-centred update of the correlations, which where few rows inform each
     effect the centred effects pin. The map is its own inverse at the reverse step, with
     log Jacobian ``G sum_i log(L'_ii / L_ii)`` (``G`` levels); it is decided as any move
-    (:func:`_transformed_move`). Compiled on its own, not into the chain loops: it runs a
-    few times an iteration, and inlined it added seconds to every loop's compilation."""
-    spec, prior, cv = rebind(spec), rebind(prior), rebind(cv)
+    (:func:`_transformed_move`).
+
+    Writes the proposal into ``theta_prop`` and returns its log Jacobian (NaN: no move, a
+    correlation at +-1 in floating point). Compiled on its own (it reads no data), once
+    for every layout."""
     table = prior.correlations
     k, n_levels, first = table[start], table[start + 1], table[start + 2]
     d = theta.shape[0]
@@ -399,7 +409,7 @@ def _correlation_move(start, spec, prior, cv, exact, want_grad, inv_temperature,
     log_jacobian = 0.0
     for i in range(1, k):
         if factor_prop[i, i] <= 0.0 or factor[i, i] <= 0.0:
-            return STATUS_OK, 0  # a correlation at +-1 in floating point: no move
+            return math.nan
         log_jacobian += n_levels * math.log(factor_prop[i, i] / factor[i, i])
     sd = np.empty(size)
     for t in range(k):
@@ -418,9 +428,7 @@ def _correlation_move(start, spec, prior, cv, exact, want_grad, inv_temperature,
             for j in range(i + 1):
                 acc += factor_prop[i, j] * whitened[j]
             theta_prop[e] = prior.locations[e] + sd[i] * acc
-    return _transformed_move(log_jacobian, spec, prior, cv, exact, want_grad, inv_temperature,
-                             theta, gradient, rng, theta_prop, gradient_prop, work, buffer,
-                             context, current)
+    return log_jacobian
 
 
 @jit(inline="always")
@@ -443,7 +451,7 @@ def mh_loop(spec, prior, proposal, cv, inv_temperature, chain, rng, trace, exact
     receives theta, whether it moved, the data rows read, and the tempered log posterior
     where the full-data log-likelihood is known (NaN where it is not, as for the
     subsampling tests). After each move, each group-level sd marked ``GROUP_SD_RESCALED``
-    takes a rescaling move (:func:`_rescale_move`); ``trace``'s acceptance is the move's
+    takes a rescaling move (:func:`_rescale_proposal`); ``trace``'s acceptance is the move's
     (the one its scale is tuned by), its rows read include the rescaling moves'.
 
     Returns ``(status, iteration)``: ``STATUS_OK`` and -1, or the first failure.
@@ -491,6 +499,7 @@ def mh_loop(spec, prior, proposal, cv, inv_temperature, chain, rng, trace, exact
     for a in range(prior.scale_of.shape[0]):
         if prior.scale_of[a] == GROUP_SD_RESCALED:
             rescaled += 1
+    correlated = _moving_groupings(prior)
     current = np.empty(3)
 
     for it in range(n_iter):
@@ -551,29 +560,28 @@ def mh_loop(spec, prior, proposal, cv, inv_temperature, chain, rng, trace, exact
                     copy_into(gradient, gradient_prop)
         if rescaled > 0:
             current[0], current[1], current[2] = log_prior_current, loglik_current, proxy_current
-            for a in range(d * RESCALE_MOVES):
-                a = a % d
-                if prior.scale_of[a] != GROUP_SD_RESCALED:
-                    continue
-                status, reads = _rescale_move(a, spec, prior, cv, exact, want_grad,
-                                              inv_temperature, theta, gradient, rng,
-                                              theta_prop, gradient_prop, work, buffer,
-                                              context, current)
+            # Each rescaled sd's moves, then each correlated grouping's (one call site of
+            # the decision, which holds the likelihood's code, inlined once).
+            for slot in range((d + correlated.shape[0]) * RESCALE_MOVES):
+                a = slot % d if slot < d * RESCALE_MOVES else -1
+                if a >= 0:
+                    if prior.scale_of[a] != GROUP_SD_RESCALED:
+                        continue
+                    log_jacobian = _rescale_proposal(a, prior, theta, rng, theta_prop)
+                else:
+                    start = correlated[(slot - d * RESCALE_MOVES) // RESCALE_MOVES]
+                    if start < 0:
+                        continue
+                    log_jacobian = _correlation_proposal(start, prior, theta, rng, theta_prop)
+                    if math.isnan(log_jacobian):
+                        continue
+                status, reads = _transformed_move(log_jacobian, spec, prior, cv, exact,
+                                                  want_grad, inv_temperature, theta, gradient,
+                                                  rng, theta_prop, gradient_prop, work, buffer,
+                                                  context, current)
                 n_read += reads
                 if status != STATUS_OK:
                     return status, it
-            start = 0
-            while start < prior.correlations.shape[0]:
-                if _rescaled_grouping(prior, start):
-                    for _ in range(RESCALE_MOVES):
-                        status, reads = _correlation_move(
-                            start, spec, prior, cv, exact, want_grad, inv_temperature, theta,
-                            gradient, rng, theta_prop, gradient_prop, work, buffer, context,
-                            current)
-                        n_read += reads
-                        if status != STATUS_OK:
-                            return status, it
-                start += 3 + 2 * prior.correlations[start]
             log_prior_current, loglik_current, proxy_current = current[0], current[1], current[2]
         copy_into(out_draws[it], theta)
         out_accepted[it] = accepted

@@ -25,7 +25,7 @@ eta - exp(2 eta) / (2 scales[a]^2)`` in ``eta = log sd`` (Jacobian included). Th
 coordinates come last; ``LOG_SCALE`` then marks the last coordinate before them. Entries
 of -1 keep the base prior. An sd marked ``GROUP_SD_RESCALED`` instead of ``GROUP_SD`` has
 the same prior; the Metropolis-Hastings chains then also move it with its effects
-(``mh.py``: ``_rescale_move``).
+(``mh.py``: ``_rescale_proposal``).
 
 Correlated terms (``correlations`` not empty): the ``k`` terms of one grouping have each
 level's effects ``u_g = loc_g + diag(sd) L z_g``, ``z_g ~ N(0, I)``, so that ``u_g ~ N(loc_g,

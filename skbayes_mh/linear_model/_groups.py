@@ -26,7 +26,7 @@ each of them; a term whose effects they barely inform (``gamma / m`` below
 ``models._base.GROUP_RESCALE_MAX_DETERMINED`` at that point: few rows a group, or an sd
 near zero) has its sd marked ``GROUP_SD_RESCALED``, and the sampler then runs Hamiltonian
 paths with its effects non-centred and adds moves that rescale its sd and effects
-together (``_kernels/mh.py``: ``_hmc_move``, ``_rescale_move``), both exact.
+together (``_kernels/mh.py``: ``_hmc_move``, ``_rescale_proposal``), both exact.
 
 With ``group_correlation`` (the default), the terms of a grouping with a slope are
 correlated, as lme4's and brms' ``(1 + x | g)``: each level's effects are one
