@@ -21,6 +21,8 @@ _local = threading.local()
 _PUT_HERE = weakref.WeakValueDictionary()
 #: Targets this process received through a handle, by token, while they are in use.
 _RECEIVED = weakref.WeakValueDictionary()
+#: A target's attribute caching its kernel tuples (addresses in this process; never sent).
+KERNEL_TUPLES = "_kernel_tuples"
 
 
 @contextlib.contextmanager
@@ -62,7 +64,7 @@ def reduce_target(target):
     if handle is not None:
         return _resolve, handle
     state = {key: value for key, value in target.__dict__.items()
-             if key not in ("_put", "_received")}
+             if key not in ("_put", "_received", KERNEL_TUPLES)}
     return _rebuild, (type(target), state)
 
 

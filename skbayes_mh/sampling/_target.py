@@ -1,5 +1,6 @@
 """The posterior a sampler targets, as the kernels see it, and the control variates
 (Taylor proxies of every row's log-likelihood) built from it in one full-data pass."""
+import os
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -12,7 +13,7 @@ from .._kernels.passes import linear_derivatives, row_sums
 from .._data import multiply, sum_each_row
 from .._passes import PASS_CHUNK, chunks, sum_stripes
 from .._validation import check_dense_matrix
-from ._shared import reduce_target
+from ._shared import KERNEL_TUPLES, reduce_target
 from ..models._base import GROUP_RESCALE_MAX_DETERMINED
 from ..models._optimize import (LowRankCovariance, full_covariance_affordable,
                                 low_rank_directions)
@@ -126,13 +127,27 @@ class Target:
     def kernel_model(self, used=BOTH_OPS):
         """The :data:`~skbayes_mh._kernels.specs.MODEL` tuple the chain loops take
         (``_kernels/layouts.py``), with the ops ``used`` compiled."""
-        return model_tuple(self.spec, self.kind == "linear", self.n_params, used)
+        return self._kernel_tuple(("model", used), partial(
+            model_tuple, self.spec, self.kind == "linear", self.n_params, used))
 
     @property
     def firefly_model(self):
         """The :data:`~skbayes_mh._kernels.specs.FIREFLY_MODEL` tuple Firefly's kernels take
         (a linear model's)."""
-        return firefly_model_tuple(self.spec)
+        return self._kernel_tuple(("firefly",), partial(firefly_model_tuple, self.spec))
+
+    def _kernel_tuple(self, key, make):
+        """``make()``, made once per process and :attr:`spec`: a kernel tuple holds the
+        spec's arrays' and functions' addresses, valid in this process while the spec lives
+        (the cache keeps it, and is never pickled: ``_shared.reduce_target``). Made afresh
+        for every kernel call, it cost a small fit (200 rows, four chains of a few hundred
+        draws in rounds) a fifth of its time."""
+        cache = self.__dict__.setdefault(KERNEL_TUPLES, {})
+        key = (os.getpid(), id(self.spec), *key)
+        found = cache.get(key)
+        if found is None or found[0] is not self.spec:
+            found = cache[key] = (self.spec, make())
+        return found[1]
 
     @property
     def bounds_residual_range(self):
