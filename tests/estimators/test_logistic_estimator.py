@@ -16,8 +16,8 @@ from sklearn.preprocessing import StandardScaler
 from skbayes_mh import MinibatchMHLogisticRegression
 from skbayes_mh.acceptance import MinibatchBarker
 
-from _models import FAST, assert_chains_match, min_ess, slope_intercept_problem
-from _stats import assert_same_distribution
+from _models import FAST, min_ess, slope_intercept_problem
+from _stats import Moments, assert_same_distribution
 
 
 @pytest.fixture(scope="module")
@@ -187,20 +187,24 @@ def test_read_only_memmap(binary, tmp_path):
                                   small().fit(X, y).posterior_["coef"])
 
 
-@pytest.mark.parametrize("acceptance", ["metropolis", "barker",
-                                        # delta = 0.1 grows every batch to all 600 rows here:
-                                        # this checks the minibatch path at its exact limit.
-                                        MinibatchBarker(batch_size=50, delta=0.1)],
-                         ids=["metropolis", "barker", "minibatch-delta"])
+@pytest.mark.parametrize("acceptance, n_draws", [
+    ("metropolis", 5000), ("barker", 5000),
+    # delta = 0.1 grows every batch to all 600 rows here: this checks the minibatch path
+    # at its exact limit (its fits thin by 3 to 5, so fewer draws see as much).
+    (MinibatchBarker(batch_size=50, delta=0.1), 2000)],
+    ids=["metropolis", "barker", "minibatch-delta"])
 @pytest.mark.slow
-def test_posterior_matches_numerical_integration(acceptance):
-    # One feature and an intercept: the posterior is integrated on a fine grid.
+def test_posterior_matches_numerical_integration(acceptance, n_draws):
+    """One feature and an intercept: the draws' means and sds against the posterior
+    integrated on a fine grid, within their Monte Carlo error, with enough draws to see a
+    0.1 sd shift or a 10% sd error (at these seeds: a 0.04 to 0.07 sd shift, a 3% to 5%
+    sd error)."""
     x, y, exact_mean, exact_sd = slope_intercept_problem()
-    clf = MinibatchMHLogisticRegression(acceptance=acceptance, prior_scale=2.0, n_draws=5000,
+    clf = MinibatchMHLogisticRegression(acceptance=acceptance, prior_scale=2.0, n_draws=n_draws,
                                         n_warmup=1000, n_chains=4, n_jobs=2, random_state=0)
     clf.fit(x[:, None], y)
     draws = np.stack([clf.posterior_["coef"][..., 0], clf.posterior_["intercept"]], axis=-1)
-    assert_chains_match(draws, exact_mean, exact_sd, slack=0.01)
+    assert_same_distribution(draws, Moments(exact_mean, exact_sd))
 
 
 @pytest.mark.slow
