@@ -9,6 +9,7 @@ import sys
 import threading
 import time
 import warnings
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -16,7 +17,6 @@ import pytest
 from skbayes_mh.models import LogisticModel
 from _user_models import (logistic_gradient, logistic_hessian, logistic_lipschitz,  # noqa: F401
                           logistic_loglik)  # benchmarks/, see conftest
-from _stats import Z_LIMIT
 
 #: Short chains for tests of the API (shapes, errors, scikit-learn's checks), not of the posterior.
 FAST = dict(n_draws=60, n_warmup=60, n_chains=2)
@@ -283,25 +283,27 @@ def long_metropolis_chain(loglik, log_prior, data, start, step_size, n_draws):
                   random_state=1).draws[::10]
 
 
+#: The stored summaries of long reference chains (``benchmarks/paper/family_references.py``).
+REFERENCES = Path(__file__).resolve().parent / "estimators" / "data"
+
+
+def stored_reference(name, X, y):
+    """The summary of ``tests/estimators/test_{name}.py``'s long reference chain of its
+    independently written model (``benchmarks/paper/family_references.py``), as
+    :class:`_stats.Moments` with its Monte Carlo errors; the stored data must be ``X, y``
+    (else the reference is stale: rebuild it with that script)."""
+    from _stats import Moments
+
+    with np.load(REFERENCES / f"{name}_reference.npz") as saved:
+        for given, stored in ((X, saved["X"]), (y, saved["y"])):
+            np.testing.assert_allclose(given, stored, rtol=1e-12, atol=0,
+                                       err_msg=f"{name}'s data differ from its stored reference")
+        return Moments(saved["mean"], saved["sd"], saved["mean_error"], saved["sd_error"])
+
+
 def min_ess(estimator):
     """A fitted estimator's smallest bulk effective sample size over every parameter."""
     return min(float(np.min(v)) for v in estimator.diagnostics_["ess_bulk"].values())
-
-
-def assert_agrees_with_long_reference(fit, draws, reference, z_limit=Z_LIMIT):
-    """A fit's draws ``(n, d)`` against a long exact chain's ``reference`` ``(m, d)``: every
-    mean within ``z_limit`` Monte Carlo errors (the fit's smallest bulk ESS and the
-    reference's), every sd within ``z_limit`` errors of an sd estimate."""
-    import skbayes_mh
-
-    ess = min_ess(fit)
-    reference_ess = skbayes_mh.diagnostics.ess_bulk(reference[None])
-    sd = reference.std(axis=0)
-    error = sd * np.sqrt(1.0 / ess + 1.0 / reference_ess)
-    z = (draws.mean(axis=0) - reference.mean(axis=0)) / error
-    assert np.all(np.abs(z) < z_limit), z
-    ratio = draws.std(axis=0) / sd
-    assert np.all(np.abs(ratio - 1) < z_limit * np.sqrt(0.5 / ess + 0.5 / reference_ess)), ratio
 
 
 def firefly_row_terms(target, bound, theta, inv_temperature=1.0):

@@ -17,9 +17,9 @@ from sklearn.exceptions import ConvergenceWarning
 from skbayes_mh import BinomialRegression
 from skbayes_mh.models import BinomialModel
 
-from _models import (FAST, assert_agrees_with_long_reference, firefly_row_terms,
-                     linear_target, long_metropolis_chain, min_ess)
-from _stats import Z_LIMIT
+from _models import (FAST, firefly_row_terms, linear_target, long_metropolis_chain, min_ess,
+                     stored_reference)
+from _stats import Z_LIMIT, assert_same_distribution
 
 
 def successes_of_trials(n, seed=0, weights=(0.5, -0.3), intercept=0.2, max_trials=20):
@@ -91,15 +91,29 @@ def reference_log_prior(theta):
     return -0.5 * (theta[0] ** 2 + theta[1] ** 2) - 0.5 * (theta[2] / 10.0) ** 2
 
 
-@pytest.fixture(scope="module")
-def long_exact_chain_of_independent_model():
-    """A long random-walk Metropolis chain of the independently written model on 200 rows
-    of 1 to 9 trials."""
+def independent_data():
+    """The data of the independently written model's long reference."""
     X, counts = successes_of_trials(200, seed=5, max_trials=10)
+    return X, counts
+
+
+def independent_chain(n_draws):
+    """The data and every tenth of ``n_draws`` steps of a random-walk Metropolis chain of
+    the independently written model (``benchmarks/paper/family_references.py`` stores
+    its summary)."""
+    X, counts = independent_data()
     start = np.array([0.5, -0.3, 0.2])
     return X, counts, long_metropolis_chain(reference_loglik, reference_log_prior,
                                             np.column_stack([X, counts]).astype(float),
-                                            start, step_size=0.08, n_draws=200_000)
+                                            start, step_size=0.08, n_draws=n_draws)
+
+
+@pytest.fixture(scope="module")
+def long_exact_chain_of_independent_model():
+    """The data (200 rows of 1 to 9 trials) and the stored summary of a long random-walk
+    Metropolis chain of the independently written model."""
+    X, counts = independent_data()
+    return X, counts, stored_reference("binomial", X, counts)
 
 
 @pytest.mark.slow
@@ -107,14 +121,12 @@ def long_exact_chain_of_independent_model():
 def test_fits_agree_with_a_long_exact_chain_of_an_independent_model(
         long_exact_chain_of_independent_model, acceptance):
     """Means within Monte Carlo error of both sides, sds within the error of an sd
-    estimate (``assert_agrees_with_long_reference``): the default (exact) test, the
+    estimate (````): the default (exact) test, the
     minibatch test on weighted fractional rows, and Firefly's bounds on them."""
     X, counts, reference = long_exact_chain_of_independent_model
     reg = BinomialRegression(acceptance=acceptance, autoscale=False, n_draws=4000,
                              n_chains=2, random_state=2).fit(X, counts)
-    draws = np.column_stack([reg.posterior_.get("coef", flat=True),
-                             reg.posterior_.get("intercept", flat=True)])
-    assert_agrees_with_long_reference(reg, draws, reference, Z_LIMIT)
+    assert_same_distribution(reg._theta_draws(), reference, label=acceptance)
 
 
 @pytest.mark.slow

@@ -12,9 +12,8 @@ from skbayes_mh import NegativeBinomialRegression
 from skbayes_mh.models.negative_binomial import (NegativeBinomialModel, digamma,
                                                  negative_binomial_link, trigamma)
 
-from _models import (FAST, assert_agrees_with_long_reference, long_metropolis_chain,
-                     rate_tolerance)
-from _stats import Z_LIMIT
+from _models import FAST, long_metropolis_chain, rate_tolerance, stored_reference
+from _stats import assert_same_distribution
 
 
 def counts(n, seed=0, weights=(0.3, -0.2), intercept=1.0, dispersion=0.5):
@@ -101,14 +100,29 @@ def reference_log_prior(theta):
             + theta[3] - math.exp(theta[3]))
 
 
-@pytest.fixture(scope="module")
-def long_exact_chain_of_independent_model():
-    """A long random-walk Metropolis chain of the independently written model."""
+def independent_data():
+    """The data of the independently written model's long reference."""
     X, y = counts(400, seed=1)
+    return X, y
+
+
+def independent_chain(n_draws):
+    """The data and every tenth of ``n_draws`` steps of a random-walk Metropolis chain of
+    the independently written model (``benchmarks/paper/family_references.py`` stores
+    its summary)."""
+    X, y = independent_data()
     start = np.array([0.3, -0.2, 1.0, math.log(0.5)])
     return X, y, long_metropolis_chain(reference_loglik, reference_log_prior,
                                        np.column_stack([X, y]), start, step_size=0.06,
-                                       n_draws=200_000)
+                                       n_draws=n_draws)
+
+
+@pytest.fixture(scope="module")
+def long_exact_chain_of_independent_model():
+    """The data and the stored summary of a long random-walk Metropolis chain of the
+    independently written model."""
+    X, y = independent_data()
+    return X, y, stored_reference("negative_binomial", X, y)
 
 
 @pytest.mark.slow
@@ -118,10 +132,7 @@ def test_default_fit_agrees_with_a_long_exact_chain_of_an_independent_model(
     # The reference's fixed prior (the default learns the weights' scale from the data)
     reg = NegativeBinomialRegression(prior_scale=1.0, autoscale=False, n_draws=4000,
                                      n_chains=2, random_state=2).fit(X, y)
-    draws = np.column_stack([reg.posterior_.get("coef", flat=True),
-                             reg.posterior_.get("intercept", flat=True),
-                             np.log(reg.posterior_.get("dispersion", flat=True))])
-    assert_agrees_with_long_reference(reg, draws, reference, Z_LIMIT)
+    assert_same_distribution(reg._theta_draws(), reference)
 
 
 def poisson_counts(n, seed):
