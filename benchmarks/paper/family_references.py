@@ -7,10 +7,13 @@ tenth step kept, summarised per coordinate (mean, sd, their Monte Carlo standard
 ``tests/estimators/data/{family}_reference.npz``. The tests compare their fits' draws with
 these summaries (``_models.stored_reference``), at both sides' Monte Carlo error.
 
-    python benchmarks/paper/family_references.py [--steps 2000000] [--families binomial,...]
+    python benchmarks/paper/family_references.py [--steps N] [--families binomial,...]
 
-2,000,000 steps a family: 15 to 50 s each on one core; the references' errors are then
-a third of a default test fit's.
+2,000,000 steps a family (12 to 47 s each on one core), 10,000,000 for the ordinal model
+(169 s), whose slowest coordinate mixes slowest: the references' errors are then a third
+or less of a test fit's. The ordinal reference of 2,000,000 steps put the second log gap's
+mean 0.006 sd (1.5 of its standard errors) from this one, and 24 seeds of the default fit
+0.009 sd from it (2 errors): a shorter reference's own error made the fits look biased.
 """
 import argparse
 import importlib
@@ -28,25 +31,30 @@ from _stats import moments_and_errors  # noqa: E402
 from skbayes_mh.diagnostics import ess_bulk  # noqa: E402
 
 FAMILIES = ("binomial", "gamma", "negative_binomial", "ordinal", "probit")
+#: Steps of each family's chain (every tenth kept).
+STEPS = {"ordinal": 10_000_000}
+DEFAULT_STEPS = 2_000_000
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--steps", type=int, default=2_000_000)
+    parser.add_argument("--steps", type=int, help="steps of every family's chain (default: "
+                        f"{DEFAULT_STEPS:,}, the ordinal model's {STEPS['ordinal']:,})")
     parser.add_argument("--families", default=",".join(FAMILIES))
     args = parser.parse_args()
     REFERENCES.mkdir(exist_ok=True)
     for family in args.families.split(","):
         module = importlib.import_module(f"test_{family}")
+        steps = args.steps or STEPS.get(family, DEFAULT_STEPS)
         started = time.perf_counter()
-        X, y, chain = module.independent_chain(args.steps)
+        X, y, chain = module.independent_chain(steps)
         seconds = time.perf_counter() - started
         mean, sd, mean_error, sd_error = moments_and_errors(chain)
         ess = ess_bulk(chain[None])
         output = REFERENCES / f"{family}_reference.npz"
         np.savez(output, X=X, y=y, mean=mean, sd=sd, mean_error=mean_error, sd_error=sd_error,
-                 ess=ess, steps=args.steps)
-        print(f"{family}: {args.steps:,} steps in {seconds:.1f} s; bulk ESS {ess.min():,.0f} "
+                 ess=ess, steps=steps)
+        print(f"{family}: {steps:,} steps in {seconds:.1f} s; bulk ESS {ess.min():,.0f} "
               f"to {ess.max():,.0f}; largest error {np.max(mean_error / sd):.4f} sd on a mean, "
               f"{np.max(sd_error / sd):.4f} on an sd; written to {output.relative_to(ROOT)}",
               flush=True)
