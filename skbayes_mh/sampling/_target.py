@@ -139,11 +139,12 @@ class Target:
     def _kernel_tuple(self, key, make):
         """``make()``, made once per process and :attr:`spec`: a kernel tuple holds the
         spec's arrays' and functions' addresses, valid in this process while the spec lives
-        (the cache keeps it, and is never pickled: ``_shared.reduce_target``). Made afresh
-        for every kernel call, it cost a small fit (200 rows, four chains of a few hundred
-        draws in rounds) a fifth of its time."""
+        (the cache keeps it, and is never pickled: ``_shared.reduce_target``); a new spec
+        (rows gathered anew) replaces the old one's, which is then not kept alive. Made
+        afresh for every kernel call, it cost a small fit (200 rows, four chains of a few
+        hundred draws in rounds) a fifth of its time."""
         cache = self.__dict__.setdefault(KERNEL_TUPLES, {})
-        key = (os.getpid(), id(self.spec), *key)
+        key = (os.getpid(), *key)
         found = cache.get(key)
         if found is None or found[0] is not self.spec:
             found = cache[key] = (self.spec, make())

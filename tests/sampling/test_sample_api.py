@@ -165,3 +165,27 @@ def test_acceptance_objects_are_cloned_not_modified():
 def test_confidence_sampler_without_a_bound_is_refused_clearly():
     with pytest.raises(ValueError, match="lipschitz"):
         run(acceptance="confidence")
+
+
+def test_a_targets_kernel_tuple_is_made_once_per_spec_and_never_sent():
+    """The chain loops' tuple of a target's addresses is packed once per process and spec
+    (not for every kernel call), made anew for a new spec (rows gathered anew) without
+    keeping the old one alive, and left out when the target is pickled (addresses mean
+    nothing in another process)."""
+    import pickle
+
+    from skbayes_mh.models import LogisticModel
+
+    from _models import linear_target
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 2))
+    y = (rng.random(50) < 0.5).astype(float)
+    target = linear_target(LogisticModel(), X, y, np.ones(3))
+    first = target.kernel_model()
+    assert target.kernel_model() is first
+    assert "_kernel_tuples" not in pickle.loads(pickle.dumps(target)).__dict__
+    target.spec = tuple(list(target.spec))  # the same arrays in a new spec
+    second = target.kernel_model()
+    assert second is not first and target.kernel_model() is second
+    assert [spec is target.spec for spec, _ in target.__dict__["_kernel_tuples"].values()] == [True]
