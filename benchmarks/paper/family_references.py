@@ -5,7 +5,9 @@ random-walk Metropolis chain of the model written there apart from the estimator
 tenth step kept, summarised per coordinate (mean, sd, their Monte Carlo standard errors as
 ``tests/_stats.py`` computes them, bulk ESS) with the data it was run on, into
 ``tests/estimators/data/{family}_reference.npz``. The tests compare their fits' draws with
-these summaries (``_models.stored_reference``), at both sides' Monte Carlo error.
+these summaries (``_models.stored_reference``), at both sides' Monte Carlo error. And, with
+``control_variates``, the importance-sampling reference of
+``tests/sampling/test_control_variates.py`` (its moments and exact starts).
 
     python benchmarks/paper/family_references.py [--steps N] [--families binomial,...]
 
@@ -30,7 +32,11 @@ from _stats import moments_and_errors  # noqa: E402
 
 from skbayes_mh.diagnostics import ess_bulk  # noqa: E402
 
-FAMILIES = ("binomial", "gamma", "negative_binomial", "ordinal", "probit")
+#: Not a family: the control variates' tests' exact posterior of 20,000 logistic rows by
+#: importance sampling (``tests/sampling/test_control_variates.py``), the suite's draws.
+CONTROL_VARIATES = ROOT / "tests" / "sampling" / "data" / "control_variates_reference.npz"
+
+FAMILIES = ("binomial", "gamma", "negative_binomial", "ordinal", "probit", "control_variates")
 #: Steps of each family's chain (every tenth kept).
 STEPS = {"ordinal": 10_000_000}
 DEFAULT_STEPS = 2_000_000
@@ -44,6 +50,9 @@ def main():
     args = parser.parse_args()
     REFERENCES.mkdir(exist_ok=True)
     for family in args.families.split(","):
+        if family == "control_variates":
+            control_variates_reference()
+            continue
         module = importlib.import_module(f"test_{family}")
         steps = args.steps or STEPS.get(family, DEFAULT_STEPS)
         started = time.perf_counter()
@@ -58,6 +67,26 @@ def main():
               f"to {ess.max():,.0f}; largest error {np.max(mean_error / sd):.4f} sd on a mean, "
               f"{np.max(sd_error / sd):.4f} on an sd; written to {output.relative_to(ROOT)}",
               flush=True)
+
+
+def control_variates_reference():
+    """Store ``test_control_variates.importance_reference`` of its problem (the draws and
+    starts the suite used to compute at every run)."""
+    sys.path.insert(0, str(ROOT / "tests" / "sampling"))
+    import test_control_variates as module
+
+    rows, target, _ = module.make_tall_logistic_problem()
+    started = time.perf_counter()
+    reference, starts, effective = module.importance_reference(
+        rows, target, module.N_REFERENCE, module.N_CHAINS)
+    seconds = time.perf_counter() - started
+    CONTROL_VARIATES.parent.mkdir(exist_ok=True)
+    np.savez(CONTROL_VARIATES, row_sums=rows.sum(axis=0), mean=reference.mean, sd=reference.sd,
+             mean_error=reference.mean_error, sd_error=reference.sd_error, starts=starts,
+             effective=effective, n_draws=module.N_REFERENCE)
+    print(f"control variates: {module.N_REFERENCE:,} importance draws in {seconds:.1f} s, "
+          f"effective {effective:,.0f}; written to {CONTROL_VARIATES.relative_to(ROOT)}",
+          flush=True)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ and the test is the exact test; acceptance probabilities against their formulas 
 logistic regression at the posterior's scale; invariance from exact draws at temperature
 1; and the errors a user gets when control variates cannot be used."""
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -94,6 +95,10 @@ def test_a_quadratic_loglik_leaves_zero_residuals_and_the_exact_test(gaussian_ro
 
 @pytest.fixture(scope="module")
 def tall_logistic_problem():
+    return make_tall_logistic_problem()
+
+
+def make_tall_logistic_problem():
     """Logistic regression with 20,000 rows and 4 weights: per-row functions, the linear
     model's target (MAP and Laplace), and posterior-scale moves from near the MAP."""
     X, y, rows = logistic_rows(20_000, 3, seed=3)
@@ -150,32 +155,50 @@ KEPT_FROM = 10
 N_REFERENCE = 16_000
 
 
-@pytest.fixture(scope="module")
-def exact_reference(tall_logistic_problem):
-    """The exact posterior by importance sampling from its Laplace approximation
-    (N_REFERENCE draws; with 20,000 rows and 4 weights the weights' ESS is above 99% of
-    them): its moments with their Monte Carlo errors (self-normalised importance sampling,
-    by the delta method), and N_CHAINS exact starts resampled by the weights."""
-    rows, target, _ = tall_logistic_problem
-    rng = np.random.default_rng(11)
-    z = rng.standard_normal((N_REFERENCE, 4))
+def importance_reference(rows, target, n_draws, n_starts, seed=11):
+    """The exact posterior of ``rows`` (``[x_i, 1, y_i]``, N(0, I) prior) by importance
+    sampling from ``target``'s Laplace approximation (``n_draws`` draws; with 20,000 rows
+    and 4 weights the weights' ESS is above 99% of them): its moments with their Monte Carlo
+    errors (self-normalised importance sampling, by the delta method), ``n_starts`` exact
+    starts resampled by the weights, and the weights' effective size."""
+    rng = np.random.default_rng(seed)
+    d = target.mean.shape[0]
+    z = rng.standard_normal((n_draws, d))
     draws = target.mean + z @ np.linalg.cholesky(target.covariance).T
-    design, y = rows[:, :4], rows[:, 4]
+    design, y = rows[:, :d], rows[:, d]
     loglik = np.concatenate([
         (y @ eta) - np.logaddexp(0.0, eta).sum(axis=0)
-        for eta in (design @ draws[start:start + 500].T
-                    for start in range(0, N_REFERENCE, 500))])
+        for eta in (design @ draws[start:start + 500].T for start in range(0, n_draws, 500))])
     log_weights = loglik - 0.5 * np.sum(draws**2, axis=1) + 0.5 * np.sum(z**2, axis=1)
     weights = np.exp(log_weights - log_weights.max())
     weights /= weights.sum()
-    assert 1.0 / np.sum(weights**2) > 0.9 * N_REFERENCE
     mean = weights @ draws
     deviations = draws - mean
     variance = weights @ deviations**2
     mean_error = np.sqrt(weights**2 @ deviations**2)
     sd_error = np.sqrt(weights**2 @ (deviations**2 - variance) ** 2) / (2 * np.sqrt(variance))
-    starts = draws[rng.choice(N_REFERENCE, N_CHAINS, p=weights)]
-    return Moments(mean, np.sqrt(variance), mean_error, sd_error), starts
+    starts = draws[rng.choice(n_draws, n_starts, p=weights)]
+    return (Moments(mean, np.sqrt(variance), mean_error, sd_error), starts,
+            1.0 / np.sum(weights**2))
+
+
+#: :func:`importance_reference` of :func:`make_tall_logistic_problem` with
+#: :data:`N_REFERENCE` draws and :data:`N_CHAINS` starts, stored by
+#: ``benchmarks/paper/family_references.py --families control_variates`` (computed here it
+#: cost 7 to 9 s of a test worker at every run).
+REFERENCE = Path(__file__).with_name("data") / "control_variates_reference.npz"
+
+
+@pytest.fixture(scope="module")
+def exact_reference(tall_logistic_problem):
+    """The stored :func:`importance_reference` (its data checked against these rows)."""
+    rows, _, _ = tall_logistic_problem
+    with np.load(REFERENCE) as saved:
+        np.testing.assert_allclose(saved["row_sums"], rows.sum(axis=0), rtol=1e-12,
+                                   err_msg="the stored reference is of other rows: rebuild it")
+        assert saved["effective"] > 0.9 * saved["n_draws"]
+        return (Moments(saved["mean"], saved["sd"], saved["mean_error"], saved["sd_error"]),
+                saved["starts"])
 
 
 @pytest.mark.parametrize("test, most_rows", [
