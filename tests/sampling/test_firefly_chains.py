@@ -92,24 +92,33 @@ def test_invariance_from_exact_draws(grid_posterior):
 @pytest.mark.parametrize("softmax_bound, class_sep, n_draws, detect", [
     # Jebara's bound on separated classes: the slowest chain here (about 1,000 effective
     # draws of the intercepts' in 20,000 x 10 iterations; the power of 50,000 draws would
-    # cost 40 s), checked at the power its draws give (0.17 sd and 12% with this seed).
+    # cost 40 s), checked at the power its draws give (0.17 sd and 12% with this seed), and
+    # at full power by ``benchmarks/paper/full_power.py``.
     ("jebara", 1.0, 20_000, (0.2, 0.15)), ("bohning", 0.5, 32_000, DETECT)])
 def test_softmax_firefly_matches_the_exact_chain(softmax_bound, class_sep, n_draws, detect):
+    firefly, exact = softmax_firefly_and_exact(softmax_bound, class_sep, n_draws)
+    assert_same_distribution(firefly._theta_draws(), exact._theta_draws(), label=softmax_bound,
+                             detect=detect)
+    assert firefly.posterior_["n_data_read"].mean() < 300
+
+
+def softmax_firefly_and_exact(softmax_bound, class_sep, n_draws, exact_draws=10_000):
+    """Fitted ``(firefly, exact)`` softmax classifiers of three overlapping or separated
+    classes (300 rows, 2 features): Firefly with ``softmax_bound`` and ``n_draws`` draws a
+    chain, and the exact test with Hamiltonian paths."""
     X, y = make_classification(n_samples=300, n_features=2, n_informative=2, n_redundant=0,
                                n_classes=3, n_clusters_per_class=1, class_sep=class_sep,
                                random_state=1)
     common = dict(n_warmup=2000, n_chains=2, random_state=0)
     # The exact reference with Hamiltonian paths: about 0.5 ESS per draw (the random walk
     # needed 40,000 x 5 iterations for the same precision).
-    exact = FireflySoftmaxClassifier(acceptance="metropolis", proposal="hmc", n_draws=10_000,
-                                     thin=1, **common).fit(X, y)
+    exact = FireflySoftmaxClassifier(acceptance="metropolis", proposal="hmc",
+                                     n_draws=exact_draws, thin=1, **common).fit(X, y)
     # thin="auto": Firefly's MALA chain mixes slowly along the intercepts' prior-only ridge;
     # up to 10 iterations per draw keep its Monte Carlo error well inside the 0.1 sd below.
     firefly = FireflySoftmaxClassifier(acceptance=Firefly(softmax_bound=softmax_bound),
                                        n_draws=n_draws, **common).fit(X, y)
-    assert_same_distribution(firefly._theta_draws(), exact._theta_draws(), label=softmax_bound,
-                             detect=detect)
-    assert firefly.posterior_["n_data_read"].mean() < 300
+    return firefly, exact
 
 
 @pytest.mark.parametrize("update", ["mh", "mala"])
