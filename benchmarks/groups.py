@@ -29,7 +29,7 @@ equal expected size (labels ``g00017``), intercepts of sd 0.8 and slopes of ``x0
 0.4, correlated 0.5 (independent with ``--independent``). Two cores, ``random_state`` 0.
 
     python benchmarks/groups.py [--sizes 100000:200,1000000:1000] [--peer-python PATH]
-                                [--independent]
+                                [--independent] [--n-warmup N] [--n-draws N]
 """
 import argparse
 import os
@@ -81,7 +81,18 @@ def main():
                         help="NUTS with a dense mass matrix (default: diagonal)")
     parser.add_argument("--independent", action="store_true",
                         help="independent intercepts and slopes (group_correlation=False)")
+    parser.add_argument("--n-warmup", default="auto",
+                        help="warm-up iterations a chain (default: the estimator's)")
+    parser.add_argument("--n-draws", default="auto",
+                        help="draws a chain, every iteration kept (default: the estimator's "
+                             "n_draws=\"auto\" and thin=\"auto\"): short runs measure the rows "
+                             "read an iteration where a default fit would take too long")
     args = parser.parse_args()
+    lengths = {}
+    if args.n_warmup != "auto":
+        lengths["n_warmup"] = int(args.n_warmup)
+    if args.n_draws != "auto":
+        lengths.update(n_draws=int(args.n_draws), thin=1)
     fits, sds, effects, peers = [], [], [], []
     for size in args.sizes.split(","):
         n_rows, n_groups = (int(float(v)) for v in size.split(":"))
@@ -91,7 +102,7 @@ def main():
             warnings.simplefilter("always")
             model = MinibatchMHLogisticRegression(
                 group_effects={"group": ["x0"]}, group_correlation=not args.independent,
-                random_state=0).fit(X, y)
+                random_state=0, **lengths).fit(X, y)
         seconds = time.perf_counter() - start
         diagnostics = model.diagnostics_
         bulk = min(float(np.min(v)) for v in diagnostics["ess_bulk"].values())
