@@ -14,7 +14,7 @@ import os
 import sys
 import threading
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numba
 import numpy as np
@@ -153,6 +153,79 @@ def chunks(start, stop, chunk=PASS_CHUNK):
         yield begin, min(begin + chunk, stop)
 
 
+#: The most threads the process's shared pool (:func:`in_threads`) holds at once: calls
+#: beyond wait for one to finish (each call takes as many as its share of the cores).
+SHARED_POOL_MAX_THREADS = 64
+_shared_pool = None
+_shared_pool_lock = threading.Lock()
+_in_shared_pool = threading.local()
+
+
+def _pool():
+    """The process's pool of threads, started on first use and kept (its idle threads are
+    reused: starting two threads took 4 to 8 ms a fit while other threads held the GIL, 30
+    ms of an 80 ms default fit of 200 rows; a forked child makes its own)."""
+    global _shared_pool
+    with _shared_pool_lock:
+        if _shared_pool is None:
+            _shared_pool = ThreadPoolExecutor(max_workers=SHARED_POOL_MAX_THREADS,
+                                              thread_name_prefix="skbayes_mh")
+        return _shared_pool
+
+
+def _forget_pool():
+    """In a forked child: the parent's threads are not there, nor may its lock be free."""
+    global _shared_pool, _shared_pool_lock
+    _shared_pool, _shared_pool_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+def in_threads(function, calls, threads):
+    """``[function(*call) for call in calls]``, in order, in at most ``threads`` threads of
+    the process's shared pool, each taking the next call as it finishes one. The first
+    exception a call raises, in the calls' order, is raised here as soon as the calls before
+    it have returned; the calls not yet started are then dropped (those running end in the
+    background: a thread cannot be stopped). From a thread of the pool itself (a call that
+    calls this again) the calls run in that thread, one after another, so that nested calls
+    never wait for threads their callers hold."""
+    calls = list(calls)
+    threads = min(int(threads), len(calls))
+    if threads <= 1 or getattr(_in_shared_pool, "active", False):
+        return [function(*call) for call in calls]
+    futures = [Future() for _ in calls]
+    lock = threading.Lock()
+    order = iter(range(len(calls)))
+
+    def worker():
+        _in_shared_pool.active = True
+        try:
+            while True:
+                with lock:
+                    k = next(order, None)
+                if k is None:
+                    return
+                if not futures[k].set_running_or_notify_cancel():
+                    continue  # dropped after an earlier call's exception
+                try:
+                    futures[k].set_result(function(*calls[k]))
+                except BaseException as error:  # noqa: B036 (re-raised by the caller)
+                    futures[k].set_exception(error)
+        finally:
+            _in_shared_pool.active = False
+
+    pool = _pool()
+    for _ in range(threads):
+        pool.submit(worker)
+    try:
+        return [future.result() for future in futures]
+    finally:
+        for future in futures:
+            future.cancel()  # only those not started
+
+
 def map_stripes(function, n_rows, chunk=PASS_CHUNK):
     """``[function(start, stop) for each stripe]``, in order, the stripes on every core.
 
@@ -186,9 +259,8 @@ def map_on_cores(function, items):
         threads = min(threads, len(items))
         if threads <= 1:
             return [function(item) for item in items]
-        with one_blas_thread(), \
-                ThreadPoolExecutor(max_workers=threads) as executor:
-            return list(executor.map(function, items))
+        with one_blas_thread():
+            return in_threads(function, [(item,) for item in items], threads)
 
 
 def add_parts(total, part):

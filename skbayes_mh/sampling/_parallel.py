@@ -9,7 +9,6 @@ import tempfile
 import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 
 import joblib
 import numpy as np
@@ -18,7 +17,7 @@ from joblib.parallel import get_active_backend
 from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
 
-from .._passes import one_blas_thread, share_of_cores
+from .._passes import in_threads, one_blas_thread, share_of_cores
 from ._shared import sending_targets_once, sharing_scope
 
 
@@ -80,19 +79,15 @@ def run_in_parallel(function, arguments, n_jobs):
 
 def _thread_tasks(function, arguments, jobs):
     """:func:`run_in_parallel` in ``jobs`` threads of this process (joblib's threading
-    backend, the default): a pool of its own, whose results are waited for, not polled
-    (joblib's threading backend looks for finished calls every 10 ms, and starts a pool of
-    ``jobs`` + 3 threads: 16 ms of a 32 ms default fit of 30 rows, a scikit-learn check's
-    or a small grid search's). The first exception a call raises, in the calls' order, is
-    raised here, at once: the calls still running end in the background (a thread cannot be
-    stopped; a second Ctrl-C, which raises KeyboardInterrupt here, leaves the chains to
-    their stop signal)."""
-    executor = ThreadPoolExecutor(max_workers=jobs)
-    try:
-        futures = [executor.submit(function, *a) for a in arguments]
-        return [future.result() for future in futures]
-    finally:
-        executor.shutdown(wait=False, cancel_futures=True)
+    backend, the default), those of the process's shared pool (``_passes.in_threads``),
+    whose results are waited for, not polled (joblib's threading backend looks for finished
+    calls every 10 ms, and starts a pool of ``jobs`` + 3 threads: 16 ms of a 32 ms default
+    fit of 30 rows, a scikit-learn check's or a small grid search's; a pool of its own a
+    call took 4 to 8 ms a thread to start). The first exception a call raises, in the
+    calls' order, is raised here, at once: the calls still running end in the background
+    (a thread cannot be stopped; a second Ctrl-C, which raises KeyboardInterrupt here,
+    leaves the chains to their stop signal)."""
+    return in_threads(function, arguments, jobs)
 
 
 #: On loky's processes, a call whose worker died under it this many times while it ran

@@ -16,7 +16,7 @@ import threadpoolctl
 from sklearn.model_selection import GridSearchCV
 
 from skbayes_mh import MinibatchMHLogisticRegression, RobustTRegression
-from skbayes_mh._passes import PASS_CHUNK, pass_threads, share_of_cores
+from skbayes_mh._passes import PASS_CHUNK, in_threads, pass_threads, share_of_cores
 from skbayes_mh.sampling._parallel import chain_jobs
 
 
@@ -34,6 +34,58 @@ def test_pieces_running_at_once_share_the_cores():
             assert second == max(1, cores // 2)
     with share_of_cores() as again:
         assert again == cores  # released
+
+
+def test_calls_in_the_shared_threads_keep_their_order_and_their_threads():
+    # Results in the calls' order, at most the threads asked for at once, and the same
+    # threads for the next calls (none started anew).
+    running, most, lock = [0], [0], threading.Lock()
+
+    def call(k):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        threading.Event().wait(0.01)
+        with lock:
+            running[0] -= 1
+        return k * k, threading.current_thread().name
+
+    first = in_threads(call, [(k,) for k in range(6)], 2)
+    assert [value for value, _ in first] == [k * k for k in range(6)] and most[0] == 2
+    again = in_threads(call, [(k,) for k in range(6)], 2)
+    assert all(name.startswith("skbayes_mh") for _, name in first + again)
+    before = threading.active_count()
+    in_threads(call, [(k,) for k in range(4)], 2)
+    assert threading.active_count() == before
+
+
+def test_a_failed_call_is_raised_and_the_calls_not_started_are_dropped():
+    started = []
+
+    def call(k):
+        started.append(k)
+        if k == 1:
+            raise ValueError("call 1")
+        threading.Event().wait(0.05)
+        return k
+
+    with pytest.raises(ValueError, match="call 1"):
+        in_threads(call, [(k,) for k in range(40)], 2)
+    threading.Event().wait(0.2)  # what was running has ended
+    assert len(started) < 10  # the rest never ran
+
+
+def test_calls_from_a_shared_thread_run_in_that_thread():
+    # A call that maps again (a chain's own parallel work) runs its calls itself: waiting
+    # for threads its callers hold could never end.
+    def inner(k):
+        return threading.current_thread().name
+
+    def outer(k):
+        here = threading.current_thread().name
+        return all(name == here for name in in_threads(inner, [(j,) for j in range(4)], 2))
+
+    assert all(in_threads(outer, [(k,) for k in range(2)], 2))
 
 
 def test_two_passes_at_once_never_run_more_stripes_than_cores():
