@@ -4,10 +4,11 @@ Kernels otherwise compile on their first call, one after another in the process 
 them (and once per process when several start at once, e.g. test workers). Here each
 kernel signature is a task for a pool of processes; each writes numba's on-disk cache, from
 which every later process loads the kernels in well under a second. Then a tiny fit of
-every estimator on every layout compiles the jitted functions a fit's setup calls from
-Python (the families' links in the MAP's and the control variates' passes, the prior's
-density), whose signatures are those of the arrays it passes: without it, a sparse fit's
-first setup after ``compile`` compiled them for 3.7 s more.
+every estimator compiles the jitted functions a fit's setup calls from Python (the
+families' links in the MAP's and the control variates' passes, the prior's density):
+without it, a sparse fit's first setup after ``compile`` compiled them for 3.7 s more.
+They take float64 arrays whatever ``X``'s layout, so float64 rows compile them for float32
+and sparse ``X`` too (a fit of each estimator on each layout after it compiles nothing).
 """
 import importlib
 import time
@@ -60,25 +61,18 @@ def _prepare(task):
     return task, time.perf_counter() - started
 
 
-#: The layouts of ``X`` a tiny fit (:func:`_fit_tiny`) runs on, the first alone without
-#: ``other_layouts``.
-LAYOUTS = ("float64", "float32", "csr")
-
-
-def _fit_tiny(task):
-    """A fit of 60 rows of ``name`` on ``layout``, two iterations of the minibatch test (its
+def _fit_tiny(name):
+    """A fit of the estimator ``name`` on 60 rows, two iterations of the minibatch test (its
     setup calls what every test's does, and the control variates' passes besides) and a
     prediction: what its setup and prediction call from Python compiles and is cached."""
     import warnings
 
     import numpy as np
-    import scipy.sparse as sp
     from sklearn.base import is_classifier
     from sklearn.utils import get_tags
 
     from .linear_model import ESTIMATORS
 
-    name, layout = task
     started = time.perf_counter()
     estimator = ESTIMATORS[name](acceptance="minibatch", n_draws=2, n_warmup=2, n_chains=1,
                                  random_state=0)
@@ -97,17 +91,16 @@ def _fit_tiny(task):
         y = rng.binomial(5, 1.0 / (1.0 + np.exp(-eta))) / 5.0
     else:
         y = eta + rng.standard_t(4, 60)
-    X = {"float64": X, "float32": X.astype(np.float32), "csr": sp.csr_array(X)}[layout]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # two draws: not converged, and known
         estimator.fit(X, y).predict(X[:5])
-    return task, time.perf_counter() - started
+    return name, time.perf_counter() - started
 
 
 def compile_kernels(n_jobs=None, other_layouts=True, verbose=False):
     """Compile (or load from the cache) every kernel signature in ``n_jobs`` processes
     (None: one per core; those for float32 and sparse data with ``other_layouts``), then
-    what a fit's setup compiles, through a tiny fit of every estimator on every layout.
+    what a fit's setup compiles, through a tiny fit of every estimator.
 
     Returns
     -------
@@ -131,11 +124,9 @@ def compile_kernels(n_jobs=None, other_layouts=True, verbose=False):
     # After the kernels (a tiny fit loads them from the cache, never compiles them again).
     from .linear_model import ESTIMATORS
 
-    tiny = [(name, layout) for layout in LAYOUTS[:1]
-            for name in sorted(ESTIMATORS)]
-    for (name, layout), seconds in (pool.map if workers > 1 else map)(_fit_tiny, tiny):
+    for name, seconds in (pool.map if workers > 1 else map)(_fit_tiny, sorted(ESTIMATORS)):
         if verbose:
-            print(f"{name} on {layout}: {seconds:.1f} s", flush=True)
+            print(f"{name}, a tiny fit: {seconds:.1f} s", flush=True)
     if workers > 1:
         pool.shutdown()
     return time.perf_counter() - started
