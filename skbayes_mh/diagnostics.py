@@ -141,16 +141,49 @@ def _rank_rhat(x, scores=None):
     return np.maximum(bulk, _rhat_of(_z_scale(folded)))
 
 
+#: Lags of the autocovariances :func:`_ess_of` first sums directly (a product a lag) before
+#: it takes every lag through FFTs: enough where Geyer's sequence stops early, as it does
+#: for draws thinned to near independence (most fits' kept draws), at a fifth of the FFTs'
+#: time for 4 chains of 450 draws.
+DIRECT_LAGS = 16
+
+
+def _autocovariances(centred, lags):
+    """``(p, chain, lags)`` autocovariances of each chain at lags ``0 .. lags - 1`` (divided
+    by the draws), summed directly."""
+    n = centred.shape[2]
+    autocov = np.empty(centred.shape[:2] + (lags,))
+    for lag in range(lags):
+        autocov[:, :, lag] = np.einsum("pcd,pcd->pc", centred[:, :, :n - lag],
+                                       centred[:, :, lag:])
+    autocov /= n
+    return autocov
+
+
 def _ess_of(x):
     """Effective sample size of ``(p, chain, draw)``: the autocorrelations combined over the
     chains, summed by Geyer's initial positive and initial monotone sequences (as
-    arviz-stats' ``_ess``), all parameters at once."""
+    arviz-stats' ``_ess``), all parameters at once: from the first :data:`DIRECT_LAGS`
+    lags summed directly where every parameter's sequence stops within them, from every
+    lag through FFTs otherwise (and always with ``DIRECT_LAGS = 0``)."""
     p, m, n = x.shape
-    size = m * n
-    length = next_fast_len(2 * n)
     centred = x - x.mean(axis=2, keepdims=True)
+    if 0 < DIRECT_LAGS < n:
+        ess = _geyer_ess(x, _autocovariances(centred, DIRECT_LAGS), complete=False)
+        if ess is not None:
+            return ess
+    length = next_fast_len(2 * n)
     spectrum = rfft(centred, n=length, axis=2)
     autocov = irfft(spectrum * np.conjugate(spectrum), n=length, axis=2)[:, :, :n] / n
+    return _geyer_ess(x, autocov, complete=True)
+
+
+def _geyer_ess(x, autocov, complete):
+    """:func:`_ess_of` from the chains' autocovariances ``(p, chain, lags)`` at the first
+    lags (every lag with ``complete``); None where some parameter's sequence may run past
+    them (never with ``complete``)."""
+    p, m, n = x.shape
+    size = m * n
     mean_var = autocov[:, :, 0].mean(axis=1) * n / (n - 1.0)
     var_plus = mean_var * (n - 1.0) / n
     if m > 1:
@@ -160,17 +193,21 @@ def _ess_of(x):
     rho[:, 0] = 1.0
     # Pairs of consecutive lags (0, 1), (2, 3), ...: the positive sequence stops at the
     # first pair whose sum is not positive, or where the lags run out.
-    n_pairs = n // 2
+    n_pairs = min(n, rho.shape[1]) // 2
     pairs = rho[:, 0:2 * n_pairs:2] + rho[:, 1:2 * n_pairs:2]
     last_pair = (n - 3) // 2
-    stops = np.where(pairs[:, :last_pair + 1] <= 0.0, np.arange(last_pair + 1), last_pair)
+    ended = pairs[:, :last_pair + 1] <= 0.0
+    if not complete and last_pair >= n_pairs and not np.all(
+            ended.any(axis=1) | np.isnan(rho).any(axis=1)):
+        return None  # a sequence still positive at the last lag summed
+    stops = np.where(ended, np.arange(ended.shape[1]), last_pair)
     stop = stops.min(axis=1) if last_pair >= 0 else np.zeros(p, dtype=int)
     # The pairs before the stop, made non-increasing (Geyer's initial monotone sequence).
     monotone = np.minimum.accumulate(pairs, axis=1)
     before = np.arange(pairs.shape[1])[None, :] < stop[:, None]
     total = np.sum(np.where(before, monotone, 0.0), axis=1)
     rows = np.arange(p)
-    even = rho[rows, np.minimum(2 * stop, n - 1)]
+    even = rho[rows, np.minimum(2 * stop, rho.shape[1] - 1)]
     stop_pair = pairs[rows, np.minimum(stop, pairs.shape[1] - 1)]
     last = np.where(stop_pair >= 0.0, even, np.maximum(even, 0.0))
     last = np.where(stop == 0, 1.0, last)

@@ -82,6 +82,35 @@ def test_blocks_do_not_change_the_result(monkeypatch, smallest, draws_per_block)
         np.testing.assert_allclose(a, b, rtol=1e-12)
 
 
+@pytest.mark.parametrize("direct_lags", [2, 4, 16, 64])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_first_lags_summed_directly_give_what_every_lag_gives(monkeypatch, name,
+                                                                   direct_lags):
+    """The ESS from the first ``DIRECT_LAGS`` autocovariances summed directly, where every
+    parameter's Geyer sequence ends within them, equals the one from every lag's (FFTs, the
+    path taken with ``DIRECT_LAGS = 0``); where a sequence runs on, the FFTs decide."""
+    draws = CASES[name]
+    monkeypatch.setattr(diagnostics, "DIRECT_LAGS", 0)
+    every_lag = [diagnostics.ess_bulk(draws), diagnostics.ess_tail(draws)]
+    monkeypatch.setattr(diagnostics, "DIRECT_LAGS", direct_lags)
+    for first_lags, reference in zip([diagnostics.ess_bulk(draws),
+                                      diagnostics.ess_tail(draws)], every_lag):
+        np.testing.assert_array_equal(np.isnan(first_lags), np.isnan(reference))
+        np.testing.assert_allclose(first_lags, reference, rtol=1e-12)
+
+
+def test_the_direct_sum_serves_independent_draws_and_not_a_random_walk(monkeypatch):
+    """Which path serves which draws: independent draws end their sequences within the
+    first lags (no FFT), a random walk's runs on (the FFTs)."""
+    calls = []
+    fft = diagnostics.rfft
+    monkeypatch.setattr(diagnostics, "rfft", lambda *a, **k: calls.append(1) or fft(*a, **k))
+    diagnostics.ess_bulk(CASES["independent"])
+    assert not calls
+    diagnostics.ess_bulk(CASES["random-walk"])
+    assert calls
+
+
 def test_shorter_chains_take_more_parameters_a_block():
     assert diagnostics._block_size(4, 1000) == diagnostics.DIAGNOSTICS_BLOCK
     assert diagnostics._block_size(4, 10**6) == diagnostics.DIAGNOSTICS_BLOCK
