@@ -71,10 +71,28 @@ def draws_needed(draws, n_chains):
     Short of them, the chains grow as far as the smallest ESS so far needs to reach its
     target (with :data:`AUTO_DRAWS_MARGIN`; by :data:`AUTO_DRAWS_GROWTH`'s factors at least
     and at most), or by half again when only R-hat is short."""
-    n = draws.shape[1]
+    return convergence_check(draws, n_chains)[0]
+
+
+def convergence_check(draws, n_chains):
+    """:func:`draws_needed` and the statistics it judged: ``(wanted, statistics)`` with
+    ``statistics`` the ``(r_hat, ess_bulk, ess_tail)`` of each of ``draws``' coordinates
+    (:func:`~skbayes_mh.diagnostics.convergence_statistics`), which :func:`diagnose`
+    reuses for the same draws (a fit's last round)."""
+    statistics = _statistics(draws)
+    return _wanted(draws.shape[1], n_chains, *statistics), statistics
+
+
+def _statistics(draws):
+    """``(r_hat, ess_bulk, ess_tail)`` of ``draws``, quietly (a constant coordinate's
+    NaN)."""
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
-        r_hat, bulk, tail = diagnostics.convergence_statistics(draws)
+        return diagnostics.convergence_statistics(draws)
+
+
+def _wanted(n, n_chains, r_hat, bulk, tail):
+    """:func:`draws_needed` from the statistics of chains of ``n`` draws."""
     wanted = MIN_ESS_PER_CHAIN * n_chains
     ess = float(np.nanmin(np.minimum(bulk, tail), initial=np.inf))
     worst_rhat = float(np.nanmax(r_hat, initial=1.0))
@@ -112,7 +130,7 @@ def warn_unvisited_modes(modes, n_chains, name, stacklevel=5):
 
 
 def diagnose(posterior, name, stacklevel, levels=None, test_error=None, coords=None,
-             stopped=None, max_time=None, checked=None):
+             stopped=None, max_time=None, checked=None, known=None):
     """R-hat, bulk and tail ESS of every variable of ``posterior`` (a
     :class:`~skbayes_mh.posterior.Posterior`), with a :class:`ConvergenceWarning` naming
     the worst parameter (and any chain that never moved) when the chains do not meet
@@ -124,6 +142,9 @@ def diagnose(posterior, name, stacklevel, levels=None, test_error=None, coords=N
     without, they are numbered. ``checked`` ``(n_chains, n_draws, k)``: the draws the
     warning judges instead of the posterior's (a span fit's sampled coordinates, named
     ``span coordinate[j]``), whose statistics are returned too, as ``sampled``.
+    ``known`` ``(draws, statistics)``: statistics already computed (:func:`convergence_check`
+    on a fit's last round), used for ``checked`` or for the posterior's variables side by
+    side where those are these very draws, instead of computing them again.
 
     Returns
     -------
@@ -135,18 +156,17 @@ def diagnose(posterior, name, stacklevel, levels=None, test_error=None, coords=N
         ``test_error``.
     """
     found = {"r_hat": {}, "ess_bulk": {}, "ess_tail": {}}
+    by_variable = _known_by_variable(posterior, known)
     for variable, draws in posterior.draws.items():
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore", RuntimeWarning)
-            (found["r_hat"][variable], found["ess_bulk"][variable],
-             found["ess_tail"][variable]) = diagnostics.convergence_statistics(draws)
+        (found["r_hat"][variable], found["ess_bulk"][variable],
+         found["ess_tail"][variable]) = (by_variable[variable] if by_variable is not None
+                                         else _statistics(draws))
     judged, statistics = posterior, found
     if checked is not None:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore", RuntimeWarning)
-            sampled = Bunch(**dict(zip(("r_hat", "ess_bulk", "ess_tail"), (
-                np.asarray(value, dtype=float)
-                for value in diagnostics.convergence_statistics(checked)))))
+        reused = known is not None and _same_draws(checked, known[0])
+        sampled = Bunch(**dict(zip(("r_hat", "ess_bulk", "ess_tail"), (
+            np.asarray(value, dtype=float)
+            for value in (known[1] if reused else _statistics(checked))))))
         judged, coords = Posterior({"span coordinate": checked}, {}), None
         statistics = {key: {"span coordinate": value} for key, value in sampled.items()}
     rhat, rhat_name = _worst(judged, statistics["r_hat"], largest=True, coords=coords)
@@ -182,6 +202,35 @@ def diagnose(posterior, name, stacklevel, levels=None, test_error=None, coords=N
     if test_error is not None:
         result.test_error = check_test_error(test_error, name, stacklevel + 1)
     return result
+
+
+def _same_draws(draws, other):
+    """Whether two draw arrays hold the same values in the same shape."""
+    return draws.shape == other.shape and np.array_equal(draws, other)
+
+
+def _known_by_variable(posterior, known):
+    """``known``'s statistics ``(draws, (r_hat, ess_bulk, ess_tail))`` split by the
+    posterior's variables, each in its draws' shape, where its draws side by side
+    (``(n_chains, n_draws, -1)`` each, in the posterior's order) are ``known``'s; else
+    None."""
+    if known is None or not posterior.draws:
+        return None
+    draws, statistics = known
+    shapes = [np.shape(value) for value in posterior.draws.values()]
+    if any(len(shape) < 2 or shape[:2] != draws.shape[:2] for shape in shapes):
+        return None
+    sizes = [int(np.prod(shape[2:], dtype=int)) for shape in shapes]
+    if sum(sizes) != draws.shape[2]:
+        return None
+    side_by_side = np.concatenate([np.reshape(value, draws.shape[:2] + (-1,))
+                                   for value in posterior.draws.values()], axis=2)
+    if not np.array_equal(side_by_side, draws):
+        return None
+    bounds = np.cumsum([0] + sizes)
+    return {variable: tuple(np.asarray(values[bounds[k]:bounds[k + 1]], dtype=float)
+                            .reshape(shape[2:]) for values in statistics)
+            for k, (variable, shape) in enumerate(zip(posterior.draws, shapes))}
 
 
 def check_chain_levels(levels, name, stacklevel):

@@ -25,7 +25,7 @@ from .auto import (choose_acceptance, choose_laplace, choose_proposal, choose_th
                    choose_warmup, is_auto, shaped_for_paths, warmup_bound)
 from .chains import chain_levels, chain_starts
 from .convergence import (AUTO_DRAWS_MARGIN, AUTO_FIRST_DRAWS, AUTO_MAX_DRAWS,
-                          MIN_ESS_PER_CHAIN, draws_needed, warn_unvisited_modes)
+                          MIN_ESS_PER_CHAIN, convergence_check, warn_unvisited_modes)
 from .span import complete_draws, row_span
 from .approximation_error import test_error
 
@@ -104,6 +104,11 @@ class FitResult:
         With ``n_draws="auto"``: why the rounds stopped short of the convergence targets
         (``"max_draws"``, ``"max_time"``, ``"interrupted"``; :func:`draw_until_converged`),
         None when they met them (and always with a fixed ``n_draws``).
+    known : tuple or None
+        With ``n_draws="auto"`` met: the reported draws the last round judged and their
+        ``(r_hat, ess_bulk, ess_tail)`` (:func:`~skbayes_mh._core.convergence.
+        convergence_check`), which the fit's diagnostics reuse instead of computing them
+        again; None otherwise.
     acceptance, proposal, control_variates, data_passes, setup_time, n_warmup :
         The fit's resolved test and proposal, whether it read control variates, its
         full-data passes, its seconds before the chains and its warm-up iterations per
@@ -125,6 +130,7 @@ class FitResult:
     checked: object = None
     prior_scale: object = None
     stopped: object = None
+    known: object = None
     acceptance: object = None
     proposal: object = None
     control_variates: object = None
@@ -258,14 +264,15 @@ def _fit_posterior(family, data, prior, acceptance, settings, passes, started):
         try:
             round_started = time.perf_counter()
             chains = run_in_parallel(run_chain, arguments, settings.n_jobs)
+            known = None
             if auto_draws:
-                chains, stopped = draw_until_converged(
+                chains, stopped, known = draw_until_converged(
                     chains, settings, stop, progress, started,
                     time.perf_counter() - round_started)
         finally:
             progress.close()
     result = _collect(chains, data, _with_draws(settings, chains), out)
-    result.stopped = stopped
+    result.stopped, result.known = stopped, known
     result.acceptance, result.proposal = acceptance, proposal
     result.control_variates, result.data_passes = uses_cv, data_passes
     result.setup_time, result.n_warmup = setup_time, settings.n_warmup
@@ -287,12 +294,12 @@ def continue_posterior(chains, data, settings, span=None):
     have = min(c.n_draws for c in chains)
     per_chain = max((have if auto_draws else settings.n_draws) - have, 0) * chains[0].thin
     progress = Progress(settings.n_chains, per_chain, settings.verbose, settings.name)
-    stopped = None
+    stopped = known = None
     with interruptible(settings.name) as stop, sharing_scope():
         try:
             if auto_draws:  # on from where the chains are, as far as the rule says
-                chains, stopped = draw_until_converged(chains, settings, stop, progress,
-                                                       started)
+                chains, stopped, known = draw_until_converged(chains, settings, stop,
+                                                              progress, started)
             else:
                 arguments = [(chain, settings.n_draws, progress.chain(c), stop)
                              for c, chain in enumerate(chains)]
@@ -300,7 +307,7 @@ def continue_posterior(chains, data, settings, span=None):
         finally:
             progress.close()
     result = _collect(chains, data, _with_draws(settings, chains))
-    result.stopped = stopped
+    result.stopped, result.known = stopped, known
     return _completed(result, span)
 
 
@@ -334,28 +341,31 @@ def draw_until_converged(chains, settings, stop, progress, started, last_round=N
     stopped : str or None
         None when the targets were met; ``"max_draws"`` or ``"max_time"`` otherwise (or
         ``"interrupted"``).
+    known : tuple or None
+        When the targets were met: the reported draws judged last and their statistics
+        (:attr:`FitResult.known`).
     """
     while True:
         live = [k for k, c in enumerate(chains)
                 if not isinstance(c, WorkerLost) and c.warmup_complete]
         if not live or stop.is_set() or any(chains[k].interrupted for k in live):
-            return chains, "interrupted"
+            return chains, "interrupted", None
         have = min(chains[k].n_draws for k in live)
         draws = _reported(np.stack([chains[k].draws[:have] for k in live]),
                           chains[live[0]].sampler.target)
-        wanted = draws_needed(draws, len(live))
+        wanted, statistics = convergence_check(draws, len(live))
         if wanted is None:
-            return chains, None
+            return chains, None, (draws, statistics)
         wanted = min(wanted, AUTO_MAX_DRAWS)
         if wanted <= have:
-            return chains, "max_draws"
+            return chains, "max_draws", None
         if settings.max_time is not None:
             left = settings.max_time - (time.perf_counter() - started)
             per_draw = last_round / have if last_round else 0.0
             if per_draw > 0:
                 wanted = min(wanted, have + int(left / per_draw))
             if left <= 0 or wanted <= have:
-                return chains, "max_time"
+                return chains, "max_time", None
         for k in live:
             tracker = progress.chain(k)
             if tracker is not None:

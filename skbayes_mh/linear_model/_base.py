@@ -190,7 +190,7 @@ class LinearMHEstimator(StoredParameters, FittedPosterior, BaseEstimator):
             self.bright_fraction_ = result.bright_fraction
             check_bright_fraction(result.bright_fraction, name, _USER_FRAME)
         self._set_posterior(result.draws, result.stats, family, result.levels,
-                            result.test_error, result.stopped, result.checked)
+                            result.test_error, result.stopped, result.checked, result.known)
         return self
 
     def _group_split(self, X, summary):

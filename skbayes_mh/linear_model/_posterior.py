@@ -263,14 +263,16 @@ class FittedPosterior:
         raise NotImplementedError
 
     def _set_posterior(self, draws, stats, family=None, levels=None, test_error=None,
-                       stopped=None, checked=None):
+                       stopped=None, checked=None, known=None):
         """``posterior_``, ``diagnostics_`` and the posterior means ``coef_``, ``intercept_``
         and ``<name>_`` of every other parameter, from draws of theta ``(n_chains, n_draws,
         d)`` laid out as ``family`` (the one that was sampled; None: :meth:`_family`'s)
         declares; ``levels``: the chains' log posterior at evenly spaced draws (the check
         that they sit in one mode); ``test_error``: an approximate test's estimated error;
         ``checked``: the draws the convergence warning judges (a span fit's sampled
-        coordinates: :attr:`~skbayes_mh._core.fit.FitResult.checked`)."""
+        coordinates: :attr:`~skbayes_mh._core.fit.FitResult.checked`); ``known``: the
+        statistics the fit's last round computed (:attr:`~skbayes_mh._core.fit.FitResult.
+        known`), reused where they are of the same draws."""
         family = self._family() if family is None else family
         variables = family.posterior_variables(draws, self._n_model_features(),
                                                self.fit_intercept)
@@ -279,7 +281,7 @@ class FittedPosterior:
         self.diagnostics_ = diagnose(self.posterior_, type(self).__name__, _USER_FRAME + 1,
                                      levels, test_error, coords=self._parameter_coords(),
                                      stopped=stopped, max_time=getattr(self, "max_time", None),
-                                     checked=checked)
+                                     checked=checked, known=known)
         coef = variables["coef"].mean(axis=(0, 1))
         if family.n_blocks > 1:
             intercept = variables["intercept"].mean(axis=(0, 1))

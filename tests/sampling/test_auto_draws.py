@@ -47,6 +47,49 @@ def test_the_rule_stops_at_its_targets_and_sizes_the_next_round():
     assert abs(wanted - expected) <= 1
 
 
+
+@pytest.mark.parametrize("shape", ["tall", "wide"])
+def test_the_diagnostics_reuse_the_last_rounds_statistics(monkeypatch, shape):
+    """A fit whose rounds met the targets reports the statistics its last round computed
+    (of the same draws: the posterior's variables side by side, or a span fit's sampled
+    coordinates) instead of computing them again, and they are what computing them from
+    the posterior's variables gives."""
+    from skbayes_mh._core import convergence
+
+    X, y = logistic_rows()
+    if shape == "wide":
+        X = np.column_stack([X[:40], np.random.default_rng(1).normal(size=(40, 60))])
+        y = y[:40]
+    computed = []
+    statistics = convergence._statistics
+
+    def recorded(draws):
+        values = statistics(draws)
+        computed.append((np.array(draws), values))
+        return values
+
+    monkeypatch.setattr(convergence, "_statistics", recorded)
+    fit = MinibatchMHLogisticRegression(random_state=0).fit(X, y)
+    assert (fit.span_rank_ is not None) == (shape == "wide")
+    last_round, last_values = computed[-1] if shape == "tall" else next(
+        (draws, values) for draws, values in reversed(computed)
+        if draws.ndim == 3 and draws.shape[2] == fit.span_rank_ + 1)
+    same = [draws for draws, _ in computed
+            if draws.shape == last_round.shape and np.array_equal(draws, last_round)]
+    assert len(same) == 1  # computed once, by the last round
+    found = fit.diagnostics_
+    if shape == "wide":
+        for key, values in zip(("r_hat", "ess_bulk", "ess_tail"), last_values):
+            np.testing.assert_array_equal(found.sampled[key], values)
+    else:  # split by variable: as computing each variable's again gives
+        for key, variable in [(k, v) for k in found for v in ("coef", "intercept")]:
+            if key in ("r_hat", "ess_bulk", "ess_tail"):
+                expected = dict(zip(("r_hat", "ess_bulk", "ess_tail"), statistics(
+                    fit.posterior_[variable])))[key]
+                assert np.shape(found[key][variable]) == np.shape(expected)
+                np.testing.assert_allclose(found[key][variable], expected, rtol=1e-12)
+
+
 def test_a_fit_stops_when_its_chains_meet_the_targets_whatever_n_jobs():
     X, y = logistic_rows()
     fit = MinibatchMHLogisticRegression(n_draws="auto", random_state=0).fit(X, y)
