@@ -217,7 +217,19 @@ def test_chunks_are_short_and_in_whole_draws(monkeypatch):
     kept = [(n, step) for where, n, step in calls if where == "sampling"]
     assert kept and all(n % step == 0 and step == 3 for n, step in kept)
     assert sum(n for n, _ in kept) == 2 * 200 * 3
-    assert len(kept) >= 2 * _driver.MIN_CHUNKS
+    # At least MIN_CHUNKS chunks a chain, where chunks that short take MIN_CHUNK_SECONDS
+    # (none here: with it 0) ...
+    calls.clear()
+    monkeypatch.setattr(_driver, "MIN_CHUNK_SECONDS", 0.0)
+    quiet(MinibatchMHLogisticRegression(acceptance="minibatch", n_draws=200, thin=3,
+                                        **SHORT), X, y)
+    assert len([n for where, n, _ in calls if where == "sampling"]) >= 2 * _driver.MIN_CHUNKS
+    # ... and fewer where they would be shorter (here: all of them, with it 10 s).
+    calls.clear()
+    monkeypatch.setattr(_driver, "MIN_CHUNK_SECONDS", 10.0)
+    quiet(MinibatchMHLogisticRegression(acceptance="minibatch", n_draws=200, thin=3,
+                                        **SHORT), X, y)
+    assert len([n for where, n, _ in calls if where == "sampling"]) < 2 * _driver.MIN_CHUNKS
     monkeypatch.setattr(_driver, "MAX_CHUNK_SECONDS", 1e-6)  # one draw per call
     tiny = quiet(MinibatchMHLogisticRegression(acceptance="minibatch", n_draws=200, thin=3,
                                                **SHORT), X, y)
