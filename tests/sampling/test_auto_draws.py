@@ -71,23 +71,23 @@ def test_the_diagnostics_reuse_the_last_rounds_statistics(monkeypatch, shape):
     monkeypatch.setattr(convergence, "_statistics", recorded)
     fit = MinibatchMHLogisticRegression(random_state=0).fit(X, y)
     assert (fit.span_rank_ is not None) == (shape == "wide")
-    last_round, last_values = computed[-1] if shape == "tall" else next(
-        (draws, values) for draws, values in reversed(computed)
-        if draws.ndim == 3 and draws.shape[2] == fit.span_rank_ + 1)
-    same = [draws for draws, _ in computed
-            if draws.shape == last_round.shape and np.array_equal(draws, last_round)]
-    assert len(same) == 1  # computed once, by the last round
-    found = fit.diagnostics_
+    # The rounds judged the sampled coordinates; after the last, only a span fit's
+    # variables in the original layout (other draws) were computed, each once.
+    width = (fit.span_rank_ if shape == "wide" else X.shape[1]) + 1
+    last = max(k for k, (draws, _) in enumerate(computed)
+               if draws.ndim == 3 and draws.shape[2] == width)
+    after = sorted(draws.shape for draws, _ in computed[last + 1:])
+    variables = sorted(np.shape(fit.posterior_[name]) for name in ("coef", "intercept"))
+    assert after == (variables if shape == "wide" else [])
+    found, names = fit.diagnostics_, ("r_hat", "ess_bulk", "ess_tail")
     if shape == "wide":
-        for key, values in zip(("r_hat", "ess_bulk", "ess_tail"), last_values):
-            np.testing.assert_array_equal(found.sampled[key], values)
-    else:  # split by variable: as computing each variable's again gives
-        for key, variable in [(k, v) for k in found for v in ("coef", "intercept")]:
-            if key in ("r_hat", "ess_bulk", "ess_tail"):
-                expected = dict(zip(("r_hat", "ess_bulk", "ess_tail"), statistics(
-                    fit.posterior_[variable])))[key]
-                assert np.shape(found[key][variable]) == np.shape(expected)
-                np.testing.assert_allclose(found[key][variable], expected, rtol=1e-12)
+        for name, values in zip(names, computed[last][1]):
+            np.testing.assert_array_equal(found.sampled[name], values)
+    else:  # split by variable: as computing each variable's gives
+        for variable in ("coef", "intercept"):
+            for name, expected in zip(names, statistics(fit.posterior_[variable])):
+                assert np.shape(found[name][variable]) == np.shape(expected)
+                np.testing.assert_allclose(found[name][variable], expected, rtol=1e-12)
 
 
 def test_a_fit_stops_when_its_chains_meet_the_targets_whatever_n_jobs():
