@@ -616,8 +616,8 @@ def _third_derivative_envelope(family):
 class BinaryModel(LinearModel):
     """The NumPy half every binary family shares (labels 0 and 1, one linear predictor):
     ``p(y = 1 | eta) = F(eta)`` for a symmetric inverse link (``F(-eta) = 1 - F(eta)``). A
-    family gives ``inverse_link`` (``F``) and ``log_inverse_link`` (``log F``, accurate in
-    the tails)."""
+    family gives ``inverse_link`` (``F``, taking ``out=`` as a ufunc does) and
+    ``log_inverse_link`` (``log F``, accurate in the tails)."""
 
     outcome = "classes"
     inverse_link = None
@@ -652,7 +652,7 @@ class BinaryModel(LinearModel):
         """``[1 - F(eta), F(eta)]`` in ``eta``'s memory layout (with the draws contiguous,
         the mean over them then reads contiguous values)."""
         probabilities = np.empty_like(eta, shape=eta.shape[:-1] + (2,))
-        probabilities[..., 1] = self.inverse_link(eta[..., 0])
+        self.inverse_link(eta[..., 0], out=probabilities[..., 1])
         np.subtract(1.0, probabilities[..., 1], out=probabilities[..., 0])
         return probabilities
 

@@ -172,3 +172,26 @@ def test_a_family_without_link_rows_is_refused():
         class NoRows(LinearModel):
             link = logistic_link
     assert "OwnLink" not in FAMILIES and "NoRows" not in FAMILIES
+
+
+def test_the_vectorised_sigmoid_is_scipys_expit():
+    """``logistic.sigmoid`` (the logistic family's ``inverse_link``, which the predictions
+    average over every draw) against SciPy's ``expit``: within two units in the last place
+    wherever ``expit`` is above 1e-300, 0 below ``eta = -709`` (where ``expit`` is below
+    1e-308), the same for a number, a list and a Fortran-ordered array (the draws-major
+    layout of the predictions), and written into ``out`` when given."""
+    from scipy.special import expit
+
+    from skbayes_mh.models.logistic import sigmoid
+
+    eta = np.concatenate([np.linspace(-745.0, 745.0, 20_001), EXTREMES, [-0.0, 1e-300]])
+    value, expected = sigmoid(eta), expit(eta)
+    normal = expected > 1e-300
+    np.testing.assert_allclose(value[normal], expected[normal], rtol=4.5e-16, atol=0)
+    assert np.all(value[~normal] <= 1e-300) and np.all(value >= 0) and np.all(value <= 1)
+    assert isinstance(sigmoid(0.3), np.float64) and sigmoid(0.3) == pytest.approx(expit(0.3))
+    np.testing.assert_allclose(sigmoid([1, 2]), expit([1.0, 2.0]), rtol=4.5e-16)
+    draws_major = np.asfortranarray(np.random.default_rng(3).normal(0, 5, (40, 30)))
+    out = np.empty_like(draws_major)
+    assert sigmoid(draws_major, out=out) is out
+    np.testing.assert_allclose(out, expit(draws_major), rtol=4.5e-16)
