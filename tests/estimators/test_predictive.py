@@ -143,7 +143,8 @@ def test_classifier_draws_average_to_predict_proba_and_simulate_their_frequencie
 
 def test_predictions_in_blocks_on_threads_equal_the_formulas_over_all_draws(monkeypatch):
     """Prediction averages over draws in blocks of rows, on every core, with the draws
-    contiguous in memory: blocks of 7 rows (here) must give each formula's value over all
+    contiguous in memory, and its means over every draw in tiles of rows x draws: blocks of
+    7 rows and tiles of 3 rows x 11 draws (here) must give each formula's value over all
     draws at once, for dense and sparse rows."""
     from scipy.sparse import csr_matrix
     from scipy.special import expit, softmax
@@ -151,6 +152,9 @@ def test_predictions_in_blocks_on_threads_equal_the_formulas_over_all_draws(monk
     from skbayes_mh.linear_model import _predictive
 
     monkeypatch.setattr(_predictive, "PREDICT_BLOCK_BYTES", 8 * 500 * 3 * 7)  # 7 rows of softmax
+    monkeypatch.setattr(_predictive, "EVERY_DRAW_BLOCK_ROWS", 7)
+    monkeypatch.setattr(_predictive, "PREDICT_TILE_ROWS", 3)
+    monkeypatch.setattr(_predictive, "PREDICT_TILE_BYTES", 8 * 3 * 3 * 11)  # 11 softmax draws
     X, y = load_iris(return_X_y=True)
     clf = quiet_fit(FireflySoftmaxClassifier(**CONVERGED_ENOUGH, predict_tol=None), X, y)
     coef, intercept = clf.posterior_.get("coef", flat=True), clf.posterior_.get(
