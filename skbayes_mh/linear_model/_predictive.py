@@ -87,38 +87,48 @@ class OutputMajorDraws:
         eta += self.intercepts
         return eta.transpose(2, 0, 1)
 
-    def mean_over_draws(self, transform):
-        """A function of ``X`` (rows, as :meth:`linear_predictors` takes) giving the mean of
-        ``transform(eta, draws)`` over every draw, summed tile by tile
-        (:data:`PREDICT_TILE_ROWS` rows x :data:`PREDICT_TILE_BYTES` of draws): ``(n_rows,
-        ...)``."""
-        n_outputs, n_draws, n_features = self.weights.shape
-        tile_draws = max(1, PREDICT_TILE_BYTES // (8 * PREDICT_TILE_ROWS * n_outputs))
-        # Each tile's weights as one contiguous (features, outputs x draws) factor, made
-        # once for every block of rows.
-        tiles = [(np.arange(start, min(start + tile_draws, n_draws)),
-                  np.ascontiguousarray(self.weights[:, start:start + tile_draws].reshape(
-                      -1, n_features).T),
-                  self.intercepts[:, start:start + tile_draws])
-                 for start in range(0, n_draws, tile_draws)]
 
-        def mean(X):
-            parts = []
-            for row in range(0, X.shape[0], PREDICT_TILE_ROWS):
-                X_tile, total = X[row:row + PREDICT_TILE_ROWS], None
-                for draws, factor, intercepts in tiles:
-                    eta = np.asarray(X_tile @ factor).reshape(X_tile.shape[0], n_outputs, -1)
-                    eta += intercepts
-                    values = transform(eta.transpose(2, 0, 1), draws).sum(axis=0)
-                    if total is None:
-                        total = values
-                    else:
-                        total += values
-                total /= n_draws
-                parts.append(total)
-            return np.concatenate(parts)
+def mean_over_draws(coef, intercept, transform):
+    """A function of rows ``X`` (n_rows, n_features; an array or a sparse matrix) giving the
+    mean of ``transform(eta, draws)`` over every draw, ``(n_rows, ...)``, summed tile by
+    tile: :data:`PREDICT_TILE_ROWS` rows x the draws whose linear predictors take
+    :data:`PREDICT_TILE_BYTES`, each tile's ``eta`` of shape ``(len(draws), rows,
+    n_outputs)`` with the draws contiguous (as :func:`linear_predictors` gives them).
 
-        return mean
+    Parameters
+    ----------
+    coef : ndarray of shape (n_draws, n_outputs, n_features)
+    intercept : ndarray of shape (n_draws, n_outputs)
+    transform : callable
+        As :func:`predictive_mean` takes it.
+    """
+    n_draws, n_outputs, n_features = coef.shape
+    tile_draws = max(1, PREDICT_TILE_BYTES // (8 * PREDICT_TILE_ROWS * n_outputs))
+    # Each tile's weights as one contiguous (features, outputs x draws) factor, made once
+    # for every block of rows (together the size of ``coef``).
+    tiles = [(np.arange(start, min(start + tile_draws, n_draws)),
+              np.ascontiguousarray(coef[start:start + tile_draws].transpose(2, 1, 0)).reshape(
+                  n_features, -1),
+              np.ascontiguousarray(intercept[start:start + tile_draws].T))
+             for start in range(0, n_draws, tile_draws)]
+
+    def mean(X):
+        parts = []
+        for row in range(0, X.shape[0], PREDICT_TILE_ROWS):
+            X_tile, total = X[row:row + PREDICT_TILE_ROWS], None
+            for draws, factor, intercepts in tiles:
+                eta = np.asarray(X_tile @ factor).reshape(X_tile.shape[0], n_outputs, -1)
+                eta += intercepts
+                values = transform(eta.transpose(2, 0, 1), draws).sum(axis=0)
+                if total is None:
+                    total = values
+                else:
+                    total += values
+            total /= n_draws
+            parts.append(total)
+        return np.concatenate(parts)
+
+    return mean
 
 
 def block_rows(n_draws, n_outputs):
@@ -213,12 +223,12 @@ def predictive_mean(X, coef, intercept, transform, tol, relative=False,
     -------
     ndarray of shape (n_rows, ...)
     """
-    draws = OutputMajorDraws(coef, intercept)
-    every_draw = draws.mean_over_draws(transform)
+    every_draw = mean_over_draws(coef, intercept, transform)
+    n_draws, n_outputs = intercept.shape
 
     second_order = None
-    if (tol is not None and third_derivative is not None and draws.n_outputs == 1
-            and coef.shape[2] + 1 <= SECOND_ORDER_MAX_SHARE * draws.n_draws):
+    if (tol is not None and third_derivative is not None and n_outputs == 1
+            and coef.shape[2] + 1 <= SECOND_ORDER_MAX_SHARE * n_draws):
         second_order = SecondOrder(coef[:, 0], intercept[:, 0], third_derivative,
                                    curvature)
 
