@@ -114,8 +114,8 @@ def mean_over_draws(coef, intercept, transform):
 
     def mean(X):
         parts = []
-        for row in range(0, X.shape[0], PREDICT_TILE_ROWS):
-            X_tile, total = X[row:row + PREDICT_TILE_ROWS], None
+        for X_tile in in_blocks(X, PREDICT_TILE_ROWS):
+            total = None
             for draws, factor, intercepts in tiles:
                 eta = np.asarray(X_tile @ factor).reshape(X_tile.shape[0], n_outputs, -1)
                 eta += intercepts
@@ -180,10 +180,14 @@ def by_row_blocks(method):
     return blockwise
 
 
+def in_blocks(X, rows):
+    """``X``'s rows in consecutive blocks of ``rows`` (the last one shorter)."""
+    return [X[start:start + rows] for start in range(0, X.shape[0], rows)]
+
+
 def row_blocks(X, n_draws, n_outputs):
     """``X``'s rows in blocks of :func:`block_rows`."""
-    rows = block_rows(n_draws, n_outputs)
-    return [X[start:start + rows] for start in range(0, X.shape[0], rows)]
+    return in_blocks(X, block_rows(n_draws, n_outputs))
 
 
 def predictive_mean(X, coef, intercept, transform, tol, relative=False,
@@ -246,9 +250,7 @@ def predictive_mean(X, coef, intercept, transform, tol, relative=False,
         if np.mean(within(*second_order.estimate(pilot, transform))) < 0.5:
             second_order = None
     if second_order is None:
-        return np.concatenate(map_on_cores(every_draw, [
-            X[start:start + EVERY_DRAW_BLOCK_ROWS]
-            for start in range(0, X.shape[0], EVERY_DRAW_BLOCK_ROWS)]))
+        return np.concatenate(map_on_cores(every_draw, in_blocks(X, EVERY_DRAW_BLOCK_ROWS)))
 
     def second_order_or_every_draw(X_block):
         estimate, bound = second_order.estimate(X_block, transform)
@@ -257,9 +259,8 @@ def predictive_mean(X, coef, intercept, transform, tol, relative=False,
             estimate[rest] = every_draw(X_block[rest])
         return estimate
 
-    blocks = [X[start:start + SECOND_ORDER_BLOCK_ROWS]
-              for start in range(0, X.shape[0], SECOND_ORDER_BLOCK_ROWS)]
-    return np.concatenate(map_on_cores(second_order_or_every_draw, blocks))
+    return np.concatenate(map_on_cores(second_order_or_every_draw,
+                                       in_blocks(X, SECOND_ORDER_BLOCK_ROWS)))
 
 
 class SecondOrder:
