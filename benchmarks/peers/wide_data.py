@@ -88,7 +88,7 @@ def ours(X, X_test, y, y_test, **settings):
     wall = time.perf_counter() - start
     coef, intercept = clf.posterior_["coef"], clf.posterior_["intercept"]
     warned = any("converged" in str(w.message) for w in caught)
-    name = (f"ours ({clf.acceptance_.name}, {clf.proposal_.name}, warm-up {clf.n_warmup_}, "
+    name = (f"ours ({clf.acceptance_.name}, {clf.proposal_.name}, warm-up {int(clf.n_warmup_.min())}-{int(clf.n_warmup_.max())}, "
             f"thin {int(clf.thin_.max())}"
             + "".join(f", {k}={v}" for k, v in settings.items()) + ")"
             + (" [warned]" if warned else ""))
@@ -132,7 +132,7 @@ def mnist_one_vs_seven():
     worst_rhat = max(float(np.max(v)) for v in clf.diagnostics_["r_hat"].values())
     min_ess = min(float(np.min(v)) for v in clf.diagnostics_["ess_bulk"].values())
     rows = float(clf.posterior_["rows_per_iteration"].mean())
-    name = (f"ours ({clf.acceptance_.name}, {clf.proposal_.name}, warm-up {clf.n_warmup_}, "
+    name = (f"ours ({clf.acceptance_.name}, {clf.proposal_.name}, warm-up {int(clf.n_warmup_.min())}-{int(clf.n_warmup_.max())}, "
             f"thin {int(clf.thin_.max())})" + (" [warned]" if warned else ""))
     return [name, f"{wall:.1f}", f"{worst_rhat:.4f}", f"{min_ess:.0f}",
             f"{min_ess / wall:.2f}", f"{rows:,.0f}", f"{clf.score(X_test, y_test):.4f}"]

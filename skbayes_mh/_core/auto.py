@@ -212,6 +212,19 @@ def choose_warmup(setting, acceptance, proposal, shaped, n_params, schedule=None
     return AUTO_SHORT_WARMUP if short else AUTO_WARMUP
 
 
+def settles_warmup(setting, acceptance, schedule=None, auto_draws=True):
+    """Whether each chain's warm-up ends once it has settled
+    (:class:`~skbayes_mh.sampling._tuning.SettledWarmup`, within :func:`choose_warmup`'s
+    length): with ``n_warmup="auto"`` and ``n_draws="auto"`` (``auto_draws``: the rounds
+    add the draws that a shape learnt from fewer warm-up draws costs; a fixed number of
+    draws keeps the whole warm-up, whose shape gives small models their effective draws),
+    but not under Firefly's test (its bright set and ``q_db`` relax more slowly than the
+    step) or a temperature schedule (whose changes come within the warm-up). A given
+    ``n_warmup`` runs to its end."""
+    return (is_auto(setting) and auto_draws and schedule is None
+            and not acceptance.needs_bounds)
+
+
 def draws_bound(setting):
     """The most draws a chain can keep under ``n_draws`` (for memory checks):
     :data:`~skbayes_mh._core.convergence.AUTO_MAX_DRAWS` for ``"auto"``."""

@@ -16,13 +16,15 @@ from sklearn.utils import Bunch
 from .._passes import one_blas_thread, return_freed_memory
 from ..models._evidence import evidence_scale
 from ..proposals import resolve_proposal
-from ..sampling import (Progress, ScaleTuner, Shape, Target, chain_kernel, chain_seeds,
-                        continue_chain, interruptible, run_chain, run_in_parallel, sampler_for)
+from ..sampling import (AutoThin, Progress, ScaleTuner, Shape, Target, chain_kernel,
+                        chain_seeds, continue_chain, interruptible, run_chain, run_in_parallel,
+                        sampler_for)
 from ..sampling._parallel import WorkerLost, runs_in_this_process
 from ..sampling._shared import sharing_scope
 from ..sampling._schedule import TemperatureSchedule
+from ..sampling._tuning import SettledWarmup
 from .auto import (choose_acceptance, choose_laplace, choose_proposal, choose_thin,
-                   choose_warmup, is_auto, shaped_for_paths, warmup_bound)
+                   choose_warmup, is_auto, settles_warmup, shaped_for_paths, warmup_bound)
 from .chains import chain_levels, chain_starts
 from .convergence import (AUTO_DRAWS_MARGIN, AUTO_FIRST_DRAWS, AUTO_MAX_DRAWS,
                           MIN_ESS_PER_CHAIN, convergence_check, warn_unvisited_modes)
@@ -109,10 +111,12 @@ class FitResult:
         ``(r_hat, ess_bulk, ess_tail)`` (:func:`~skbayes_mh._core.convergence.
         convergence_check`), which the fit's diagnostics reuse instead of computing them
         again; None otherwise.
-    acceptance, proposal, control_variates, data_passes, setup_time, n_warmup :
+    n_warmup : ndarray of shape (n_chains,)
+        The warm-up iterations each kept chain ran.
+    acceptance, proposal, control_variates, data_passes, setup_time :
         The fit's resolved test and proposal, whether it read control variates, its
-        full-data passes, its seconds before the chains and its warm-up iterations per
-        chain; None for a continuation (the continued fit's stand).
+        full-data passes and its seconds before the chains; None for a continuation (the
+        continued fit's stand).
     """
 
     draws: np.ndarray
@@ -123,6 +127,7 @@ class FitResult:
     interrupted: bool
     thin: np.ndarray
     n_iter: np.ndarray
+    n_warmup: np.ndarray
     acceptance_rate: float
     step_size: np.ndarray
     bright_fraction: object = None
@@ -136,7 +141,6 @@ class FitResult:
     control_variates: object = None
     data_passes: object = None
     setup_time: object = None
-    n_warmup: object = None
 
 
 def fit_posterior(family, data, prior, acceptance, settings, passes=None, started=None):
@@ -230,6 +234,8 @@ def _fit_posterior(family, data, prior, acceptance, settings, passes, started):
                                                            + n_draws))
     proposal = choose_proposal(settings.proposal, acceptance, uses_cv, shaped,
                                settings.bounds_proposal)
+    until_settled = settles_warmup(settings.n_warmup, acceptance,
+                                   settings.temperature_schedule, auto_draws)
     settings = replace(settings, n_warmup=choose_warmup(
         settings.n_warmup, acceptance, proposal, shaped, d, settings.temperature_schedule,
         auto_draws))
@@ -245,6 +251,8 @@ def _fit_posterior(family, data, prior, acceptance, settings, passes, started):
     seeds = chain_seeds(settings.random_state, settings.n_chains)
     thin = choose_thin(settings.thin, acceptance, data.n_rows, d, n_draws,
                        AUTO_DRAWS_MARGIN * MIN_ESS_PER_CHAIN if auto_draws else None)
+    # A thinning rule reads the warm-up's last half: a warm-up ended early leaves it that.
+    thinning_draws = 2 * AutoThin.MIN_DRAWS if getattr(thin, "max_thin", 1) > 1 else 0
     # With thin="auto" the bars count one iteration per draw (thin is chosen later).
     progress = Progress(settings.n_chains, settings.n_warmup + n_draws
                         * (thin if isinstance(thin, int) else 1), settings.verbose,
@@ -260,7 +268,8 @@ def _fit_posterior(family, data, prior, acceptance, settings, passes, started):
                                              settings.temperature_schedule)
             arguments.append((sampler, start, seed, settings.n_warmup, n_draws, thin,
                               tuners, progress.chain(c), stop,
-                              None if out is None else out[c]))
+                              None if out is None else out[c],
+                              SettledWarmup(thinning_draws) if until_settled else None))
         try:
             round_started = time.perf_counter()
             chains = run_in_parallel(run_chain, arguments, settings.n_jobs)
@@ -275,7 +284,7 @@ def _fit_posterior(family, data, prior, acceptance, settings, passes, started):
     result.stopped, result.known = stopped, known
     result.acceptance, result.proposal = acceptance, proposal
     result.control_variates, result.data_passes = uses_cv, data_passes
-    result.setup_time, result.n_warmup = setup_time, settings.n_warmup
+    result.setup_time = setup_time
     return result
 
 
@@ -494,7 +503,8 @@ def _collect(chains, data, settings, out=None):
                             stats["lp"] if started[0].sampler.records_log_posterior else None),
         test_error=test_error(started, draws), interrupted=interrupted,
         thin=thin,
-        n_iter=settings.n_warmup + n_kept * thin,
+        n_iter=np.array([c.n_warmup for c in started]) + n_kept * thin,
+        n_warmup=np.array([c.n_warmup for c in started]),
         acceptance_rate=float(stats["acceptance_rate"].mean()),
         step_size=np.stack([c.sampler.scale * c.sampler.shape.scales() for c in started]),
         bright_fraction=(float(stats["n_bright"].mean()) / data.n_rows

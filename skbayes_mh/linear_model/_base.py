@@ -164,8 +164,7 @@ class LinearMHEstimator(StoredParameters, FittedPosterior, BaseEstimator):
         chains = chains_to_continue(previous, key, self.n_draws, name, _USER_FRAME)
         if chains is not None:
             result = continue_posterior(
-                chains, data, dataclasses.replace(settings, n_warmup=self.n_warmup_),
-                self._span)
+                chains, data, settings, self._span)
         else:
             result = fit_posterior(family, data, prior, acceptance or "auto", settings,
                                    passes={"validation": 1.0}, started=started)
@@ -177,7 +176,7 @@ class LinearMHEstimator(StoredParameters, FittedPosterior, BaseEstimator):
             self.span_rank_ = None if result.span is None else result.span.rank
             self.control_variates_ = result.control_variates
             self.data_passes_, self.setup_time_ = result.data_passes, result.setup_time
-            self.n_warmup_ = result.n_warmup
+        self.n_warmup_ = result.n_warmup
         if self.warm_start:
             self._chains, self._chains_key, self._span = result.chains, key, result.span
         else:

@@ -33,8 +33,11 @@ n_warmup : "auto" or int, default="auto"
     ``n_warmup_``). ``"auto"``: 1000; 300 where a test reading every row runs
     Hamiltonian paths in the Laplace shape of a model with at least 500 parameters (the
     warm-up's draws cannot refine so wide a shape: it tunes the step), and with
-    ``n_draws="auto"`` but under Firefly (the rounds add the draws a shorter warm-up
-    costs); 1000 with a temperature schedule.
+    ``n_draws="auto"`` under every test but Firefly's (the rounds add the draws a shorter
+    warm-up costs), where each chain's warm-up ends earlier once it is tuned and past
+    its start (its last two windows' acceptance rate near the target, no trend in its
+    log posterior; from 30% of the 300 on, and 200 where a thinning rule reads it); 1000
+    with a temperature schedule. An int: exactly that.
 thin : "auto" or int, default="auto"
     Iterations per kept draw. ``"auto"``: from each chain's autocorrelation time over
     the warm-up's last half (its slowest parameter's, at most three times the median
@@ -142,8 +145,8 @@ prior_scale_ : float
     Only with ``prior_scale="auto"``: the scale the data chose.
 thin_ : ndarray of shape (n_chains,)
     Each chain's iterations per kept draw.
-n_warmup_ : int
-    Warm-up iterations per chain (``n_warmup="auto"`` resolved).
+n_warmup_ : ndarray of shape (n_chains,)
+    Each chain's warm-up iterations (``n_warmup="auto"`` resolved).
 n_iter_ : ndarray of shape (n_chains,)
     Iterations per chain, warm-up included.
 interrupted_ : bool

@@ -54,6 +54,9 @@ class ChainResult:
     seed : int or None
         The seed the chain's generator started from (what else the chain's draws derive
         from, such as a reduced fit's complement, derives from it too).
+    n_warmup : int
+        Warm-up iterations the chain ran (fewer than asked where ``run_chain``'s
+        ``warmup_until`` ended it early).
     """
 
     draws: np.ndarray
@@ -65,6 +68,7 @@ class ChainResult:
     rng: object = None
     warmup_complete: bool = True
     seed: int = None
+    n_warmup: int = 0
 
     @property
     def n_draws(self):
@@ -72,7 +76,7 @@ class ChainResult:
 
 
 def run_chain(sampler, theta0, seed, n_warmup, n_draws, thin=1, tuners=(), progress=None,
-              stop=None, out=None):
+              stop=None, out=None, warmup_until=None):
     """Warm up ``sampler`` from ``theta0``, then keep ``n_draws`` draws (every ``thin``-th
     iteration).
 
@@ -90,14 +94,18 @@ def run_chain(sampler, theta0, seed, n_warmup, n_draws, thin=1, tuners=(), progr
         Objects with ``update(sampler, info, window, n_windows)``, called after each warm-up
         window.
     progress : callable or None
-        ``progress(n)`` after each chunk of ``n`` iterations; with a callable ``thin``,
-        ``progress.set_total(n_warmup + n_draws * thin)`` once ``thin`` is chosen, when it
-        has that method.
+        ``progress(n)`` after each chunk of ``n`` iterations; with a callable ``thin`` or
+        a warm-up ended early, ``progress.set_total(warm-up run + n_draws * thin)`` once
+        ``thin`` is chosen, when it has that method.
     stop : StopSignal, threading.Event or None
         Checked between chunks: when set, the chain returns what it has (``interrupted``).
     out : ndarray of shape (n_draws, d) or None
         Where the kept draws are written, chunk by chunk (the result's ``draws`` is then a
         view of it): a wide model's draws are never held twice.
+    warmup_until : callable or None
+        ``warmup_until(sampler, info, window, n_windows) -> bool``, called after each
+        warm-up window's tuners: True ends the warm-up there (``n_warmup`` is then the
+        cap; see :class:`~skbayes_mh.sampling._tuning.SettledWarmup`).
 
     Returns
     -------
@@ -113,6 +121,7 @@ def run_chain(sampler, theta0, seed, n_warmup, n_draws, thin=1, tuners=(), progr
     warmup = []
     window = max(1, n_warmup // N_WINDOWS)
     interrupted = False
+    ran = 0
     for k in range(N_WINDOWS if n_warmup else 0):
         n_iter = window if k < N_WINDOWS - 1 else n_warmup - window * (N_WINDOWS - 1)
         if n_iter <= 0:
@@ -126,20 +135,25 @@ def run_chain(sampler, theta0, seed, n_warmup, n_draws, thin=1, tuners=(), progr
         if interrupted:
             break
         info = _concatenate(parts)
+        ran += n_iter
         if callable(thin):  # the thinning rule reads the warm-up draws (kept till then only)
             warmup.append(info["draws"])
         for tuner in tuners:
             tuner.update(sampler, info, k, N_WINDOWS)
+        if warmup_until is not None and warmup_until(sampler, info, k, N_WINDOWS):
+            break
     if interrupted:
         return ChainResult(np.empty((0, d)), {}, state, sampler, 1, True, rng,
                            warmup_complete=False, seed=int(seed))
-    if callable(thin):
+    chosen = callable(thin)
+    if chosen:
         thin = int(thin(np.concatenate(warmup) if warmup else np.empty((0, d)), sampler))
         del warmup
-        if hasattr(progress, "set_total"):  # counted one iteration a draw till now
-            progress.set_total(n_warmup + n_draws * thin)
+    if hasattr(progress, "set_total") and (chosen or ran < n_warmup):
+        # counted the whole warm-up and one iteration a draw till now
+        progress.set_total(ran + n_draws * int(thin))
     result = ChainResult(np.empty((0, d)), {}, state, sampler, int(thin), False, rng,
-                         seed=int(seed))
+                         seed=int(seed), n_warmup=ran)
     return continue_chain(result, n_draws, progress, stop, out)
 
 

@@ -251,6 +251,79 @@ class AutoThin:
         return int(max(independent, np.clip(np.ceil(for_goal), 1, self.goal_max_thin)))
 
 
+class SettledWarmup:
+    """``n_warmup="auto"``: a chain's warm-up ends after the first window, from
+    :data:`MIN_WINDOWS` on, at which it is tuned and past its start, judged from its own
+    iterations alone (so its draws depend on its seed only, whatever ``n_jobs``); at the
+    latest after all of them (the warm-up's length is the cap).
+
+    Tuned: the acceptance rate of the last two windows lies within :data:`RATE_BAND` of
+    the sampler's target (the step size has stopped moving: the scale tuner moves it by
+    the rate's distance from the target), when the sampler has a target. Past its start:
+    the log posterior of the iterations after the first window (the transient from the
+    start) has no trend, the mean of its first half within :data:`LEVEL_Z` Monte Carlo
+    standard errors (from each half's effective sample size) of its second half's. From
+    :data:`MIN_WINDOWS` windows on, the shape has been re-estimated once
+    (:class:`ShapeTuner`, at a quarter of the warm-up) and the scale tuned to it for a
+    window.
+
+    Parameters
+    ----------
+    min_iterations : int, default=0
+        Warm-up iterations run before it may end, whatever the windows: a thinning rule
+        (:class:`AutoThin`) reads the warm-up's last half, and needs
+        ``2 * AutoThin.MIN_DRAWS`` (a chain thinned by 1 for want of them stores every
+        iteration: a short-wide fit's 100 x 2,000 took 3,038 draws a chain where it
+        thins by 6 to 10)."""
+
+    #: Windows (of the warm-up's ``n_windows``) run before the warm-up may end.
+    MIN_WINDOWS = 6
+    #: The last two windows' acceptance rate is at most this far from the target.
+    RATE_BAND = 0.1
+    #: The two halves' mean log posteriors are at most this many standard errors apart.
+    LEVEL_Z = 2.0
+
+    def __init__(self, min_iterations=0):
+        self.min_iterations = int(min_iterations)
+        self.windows = []  # each window's (log posteriors, acceptance indicators)
+        self.iterations = 0
+
+    def __call__(self, sampler, info, window, n_windows):
+        """Whether the warm-up ends after ``window`` (its iterations' outputs ``info``)."""
+        self.windows.append((np.asarray(info["lp"], dtype=float),
+                             np.asarray(info["accepted"], dtype=float)))
+        self.iterations += self.windows[-1][0].size
+        if (window + 1 < self.MIN_WINDOWS or window + 1 >= n_windows
+                or self.iterations < self.min_iterations):
+            return False
+        target = sampler.target_acceptance_rate
+        if np.isfinite(target):
+            rate = np.concatenate([accepted for _, accepted in self.windows[-2:]]).mean()
+            if abs(rate - target) > self.RATE_BAND:
+                return False
+        return _no_trend(np.concatenate([lp for lp, _ in self.windows[1:]]), self.LEVEL_Z)
+
+
+def _no_trend(values, z_limit):
+    """Whether the first and second halves of ``values`` (one chain's, in order) have means
+    within ``z_limit`` standard errors, each half's error from its bulk ESS."""
+    from ..diagnostics import ess_bulk
+
+    half = values.size // 2
+    first, second = values[:half], values[half:2 * half]
+    if half < 4 or not (np.all(np.isfinite(first)) and np.all(np.isfinite(second))):
+        return False
+    spread = [part.var() for part in (first, second)]
+    if max(spread) == 0.0:  # a chain that never moved has no level to judge
+        return False
+    with np.errstate(all="ignore"):
+        ess = [float(ess_bulk(part[None, :, None])[0]) for part in (first, second)]
+    error = np.sqrt(sum(v / max(e, 1.0) for v, e in zip(spread, ess) if np.isfinite(e)))
+    if not np.isfinite(error) or error == 0.0:
+        return False
+    return abs(first.mean() - second.mean()) <= z_limit * error
+
+
 #: With ``q_db=None``, dark points proposed bright per iteration, as a fraction of the bright
 #: count (see :func:`auto_q_db`).
 DARK_PROPOSALS_PER_BRIGHT = 0.25

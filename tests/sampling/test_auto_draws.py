@@ -10,6 +10,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 from skbayes_mh import MinibatchMHLogisticRegression
+from skbayes_mh._core.auto import AUTO_SHORT_WARMUP
 from skbayes_mh._core.convergence import (AUTO_FIRST_DRAWS, MAX_RHAT, MIN_ESS_PER_CHAIN,
                                           draws_needed)
 from skbayes_mh.diagnostics import convergence_statistics
@@ -99,6 +100,12 @@ def test_a_fit_stops_when_its_chains_meet_the_targets_whatever_n_jobs():
     assert AUTO_FIRST_DRAWS <= draws.shape[1] < 1000
     one_job = MinibatchMHLogisticRegression(n_draws="auto", n_jobs=1, random_state=0).fit(X, y)
     np.testing.assert_array_equal(one_job.posterior_["coef"], fit.posterior_["coef"])
+    # Each chain's warm-up ended once settled (from 30% of the cap on), within the cap,
+    # the same whatever n_jobs, and counted in n_iter_.
+    np.testing.assert_array_equal(one_job.n_warmup_, fit.n_warmup_)
+    assert np.all((fit.n_warmup_ >= 0.3 * AUTO_SHORT_WARMUP)
+                  & (fit.n_warmup_ <= AUTO_SHORT_WARMUP)), fit.n_warmup_
+    np.testing.assert_array_equal(fit.n_iter_, fit.n_warmup_ + draws.shape[1] * fit.thin_)
 
 
 def test_a_warm_start_fit_continues_the_chains_to_the_targets():
