@@ -218,11 +218,12 @@ def settles_warmup(setting, acceptance, schedule=None, auto_draws=True):
     length): with ``n_warmup="auto"`` and ``n_draws="auto"`` (``auto_draws``: the rounds
     add the draws that a shape learnt from fewer warm-up draws costs; a fixed number of
     draws keeps the whole warm-up, whose shape gives small models their effective draws),
-    but not under Firefly's test (its bright set and ``q_db`` relax more slowly than the
-    step) or a temperature schedule (whose changes come within the warm-up). A given
-    ``n_warmup`` runs to its end."""
+    under a test that reads every row (the subsampling tests' chains do not record their
+    log posterior, whose level the rule judges; Firefly's bright set and ``q_db`` relax
+    more slowly than the step), without a temperature schedule (whose changes come within
+    the warm-up). A given ``n_warmup`` runs to its end."""
     return (is_auto(setting) and auto_draws and schedule is None
-            and not acceptance.needs_bounds)
+            and acceptance.reads_all_rows)
 
 
 def draws_bound(setting):

@@ -34,10 +34,11 @@ n_warmup : "auto" or int, default="auto"
     Hamiltonian paths in the Laplace shape of a model with at least 500 parameters (the
     warm-up's draws cannot refine so wide a shape: it tunes the step), and with
     ``n_draws="auto"`` under every test but Firefly's (the rounds add the draws a shorter
-    warm-up costs), where each chain's warm-up ends earlier once it is tuned and past
-    its start (its last two windows' acceptance rate near the target, no trend in its
-    log posterior; from 30% of the 300 on, and 200 where a thinning rule reads it); 1000
-    with a temperature schedule. An int: exactly that.
+    warm-up costs), where under a test that reads every row each chain's warm-up ends
+    earlier once it is tuned and past its start (its last two windows' acceptance rate
+    near the target, no trend in its log posterior; from 30% of the 300 on, and 200
+    where a thinning rule reads it); 1000 with a temperature schedule. An int: exactly
+    that.
 thin : "auto" or int, default="auto"
     Iterations per kept draw. ``"auto"``: from each chain's autocorrelation time over
     the warm-up's last half (its slowest parameter's, at most three times the median

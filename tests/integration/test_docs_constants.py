@@ -15,9 +15,12 @@ from skbayes_mh._core.auto import (AUTO_EXACT_MAX_ROWS, AUTO_FULL_DATA_ESS_PER_C
 from skbayes_mh._core.convergence import MAX_RHAT, MIN_ESS_PER_CHAIN
 from skbayes_mh.linear_model._docs import SAMPLING_PARAMETERS
 from skbayes_mh.sampling import AutoThin
+from skbayes_mh.sampling._driver import N_WINDOWS
+from skbayes_mh.sampling._tuning import SettledWarmup
 
 ROOT = Path(__file__).resolve().parents[2]
 WORDS = {2: "two", 3: "three", 4: "four", 5: "five"}
+ORDINALS = {4: "fourth", 5: "fifth", 6: "sixth", 7: "seventh", 8: "eighth"}
 
 
 def page(name):
@@ -86,3 +89,18 @@ def test_the_warm_up_rule_is_quoted_as_the_code_has_it():
     assert (f'``"auto"``: {AUTO_WARMUP}; {AUTO_SHORT_WARMUP} where a test reading every row '
             f"runs Hamiltonian paths in the Laplace shape of a model with at least "
             f"{AUTO_SHORT_WARMUP_MIN_PARAMS} parameters") in entry
+
+
+def test_the_warm_ups_end_is_quoted_as_the_code_has_it():
+    """choosing.md's and the shared ``n_warmup`` entry's account of ``SettledWarmup``."""
+    text = page("docs/choosing.md")
+    assert (f"at the end of the first of its {N_WINDOWS} windows, from the "
+            f"{ORDINALS[SettledWarmup.MIN_WINDOWS]} on, at which the last two windows' "
+            f"acceptance rate lies within {SettledWarmup.RATE_BAND} of the target") in text
+    assert (f"the means of the two halves within {WORDS[int(SettledWarmup.LEVEL_Z)]} Monte "
+            f"Carlo standard errors") in text
+    assert f"first needs {2 * AutoThin.MIN_DRAWS} iterations" in text
+    entry = " ".join(SAMPLING_PARAMETERS.split())
+    minimum = round(100 * SettledWarmup.MIN_WINDOWS / N_WINDOWS)
+    assert (f"from {minimum}% of the {AUTO_SHORT_WARMUP} on, and {2 * AutoThin.MIN_DRAWS} "
+            f"where a thinning rule reads it") in entry
