@@ -60,22 +60,25 @@ def slowest_rule(setting, acceptance, n_rows, n_params, n_draws, ess_goal=None):
     return rule
 
 
+def judged_statistics(fitted):
+    """The smallest bulk ESS and largest R-hat of what the fit's convergence check judged:
+    a fit that sampled the rows' span (the synthetic data's 100 features have rank 98) is
+    judged on the span's coordinates; the others' draws are exact prior draws."""
+    judged = fitted.diagnostics_.get("sampled")
+    if judged is None:
+        judged = fitted.diagnostics_
+        return (min(float(np.nanmin(v)) for v in judged.ess_bulk.values()),
+                max(float(np.nanmax(v)) for v in judged.r_hat.values()))
+    return float(np.nanmin(judged.ess_bulk)), float(np.nanmax(judged.r_hat))
+
+
 def run(make, X, y, seed):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         start = time.perf_counter()
         fitted = make(random_state=seed).fit(X, y)
         wall = time.perf_counter() - start
-    # What the convergence check judged: a fit that sampled the rows' span (the synthetic
-    # data's 100 features have rank 98) is judged on the span's coordinates; the others'
-    # draws are exact prior draws.
-    judged = fitted.diagnostics_.get("sampled")
-    if judged is None:
-        judged = fitted.diagnostics_
-        ess = min(float(np.nanmin(v)) for v in judged.ess_bulk.values())
-        r_hat = max(float(np.nanmax(v)) for v in judged.r_hat.values())
-    else:
-        ess, r_hat = float(np.nanmin(judged.ess_bulk)), float(np.nanmax(judged.r_hat))
+    ess, r_hat = judged_statistics(fitted)
     return (float(np.sum(fitted.n_iter_)), wall,
             float(fitted.posterior_.n_chains * fitted.posterior_.n_draws), ess, r_hat)
 

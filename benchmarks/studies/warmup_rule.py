@@ -19,34 +19,15 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from sklearn.datasets import load_breast_cancer, load_digits, make_classification
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.preprocessing import StandardScaler
 
-from skbayes_mh import (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
-                        RobustTRegression)
+from skbayes_mh import MinibatchMHLogisticRegression, RobustTRegression
 from skbayes_mh._core.auto import AUTO_SHORT_WARMUP
 from skbayes_mh.datasets import load_california_housing
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
 from _common import shared_data, table
-
-
-def breast_cancer():
-    X, y = load_breast_cancer(return_X_y=True)
-    return "breast cancer, 569 x 30", MinibatchMHLogisticRegression, \
-        StandardScaler().fit_transform(X), y
-
-
-def synthetic():
-    X, y = make_classification(5000, 100, n_informative=20, random_state=0)
-    return "synthetic, 4,000 x 100", MinibatchMHLogisticRegression, X[:4000], y[:4000]
-
-
-def digits():
-    X, y = load_digits(return_X_y=True)
-    return "digits, 1,347 x 64, ten classes", FireflySoftmaxClassifier, \
-        StandardScaler().fit_transform(X[:1347]), y[:1347]
+from studies.thinning_rule import CASES as FULL_DATA_CASES, judged_statistics
 
 
 def tall():
@@ -64,8 +45,7 @@ def california():
     return "California housing, raw rows (RobustTRegression)", RobustTRegression, X, y
 
 
-CASES = {"breast_cancer": breast_cancer, "synthetic": synthetic, "digits": digits,
-         "tall": tall, "california": california}
+CASES = {**FULL_DATA_CASES, "tall": tall, "california": california}
 
 
 def run(make, X, y, seed, n_warmup):
@@ -75,14 +55,7 @@ def run(make, X, y, seed, n_warmup):
         fitted = make(n_warmup=n_warmup, random_state=seed).fit(X, y)
         wall = time.perf_counter() - start
     warned = any(issubclass(w.category, ConvergenceWarning) for w in caught)
-    # What the convergence check judged (a fit that sampled the rows' span: its coordinates).
-    judged = fitted.diagnostics_.get("sampled")
-    if judged is None:
-        judged = fitted.diagnostics_
-        ess = min(float(np.nanmin(v)) for v in judged.ess_bulk.values())
-        r_hat = max(float(np.nanmax(v)) for v in judged.r_hat.values())
-    else:
-        ess, r_hat = float(np.nanmin(judged.ess_bulk)), float(np.nanmax(judged.r_hat))
+    ess, r_hat = judged_statistics(fitted)
     return (float(np.mean(fitted.n_warmup_)), float(np.sum(fitted.n_iter_)), wall, ess, r_hat,
             warned, int(np.max(fitted.n_warmup_)))
 
