@@ -51,16 +51,24 @@ def softmax_link(u, y, params, order, d1, d2):
     """``eta_y - logsumexp(eta)`` with ``eta = u``; derivatives ``e_y - p`` and
     ``-(diag(p) - p p')``, ``p = softmax(eta)``."""
     n_classes = u.shape[0]
-    lse = _log_sum_exp(u)
     label = int(y)
-    if order >= 1:
+    if order < 1:
+        return u[label] - _log_sum_exp(u)
+    # One exp a class: p_k = exp(u_k - top) / total, the exponentials kept in d1 meanwhile.
+    top = -math.inf
+    for k in range(n_classes):
+        top = max(top, u[k])
+    total = 0.0
+    for k in range(n_classes):
+        d1[k] = math.exp(u[k] - top)
+        total += d1[k]
+    if order >= 2:
         for k in range(n_classes):
-            p = math.exp(u[k] - lse)
-            d1[k] = (1.0 if k == label else 0.0) - p
-            if order >= 2:
-                for m in range(n_classes):
-                    d2[k, m] = p * math.exp(u[m] - lse) - (p if k == m else 0.0)
-    return u[label] - lse
+            for m in range(n_classes):
+                d2[k, m] = d1[k] * d1[m] / (total * total) - (d1[k] / total if k == m else 0.0)
+    for k in range(n_classes):
+        d1[k] = (1.0 if k == label else 0.0) - d1[k] / total
+    return u[label] - (top + math.log(total))  # as _log_sum_exp rounds it
 
 
 @jit
@@ -189,26 +197,31 @@ def centred_softmax_link(v, y, params, order, d1, d2):
             tail -= params[k] * v[k]
     total = 0.0
     chosen = 0.0
+    first = 0.0  # exp(eta_0 - top)
     tail = head
     for k in range(n_classes):
         eta = _helmert_eta(k, v, params, tail)
-        total += math.exp(eta - top)
+        share = math.exp(eta - top)
+        total += share
+        if k == 0:
+            first = share
+        elif order >= 1:
+            d1[k - 1] = share  # kept for the gradient, which overwrites it after reading it
         if k == label:
             chosen = eta
         if k < m:
             tail -= params[k] * v[k]
     lse = top + math.log(total)
     if order >= 1:
-        tail = head
+        # p_k from the exponentials above: with an exp a class again, the link of 300 rows
+        # of ten classes took 65 us against 41
         below = 0.0  # P_{k-1}
         for k in range(n_classes):
-            p = math.exp(_helmert_eta(k, v, params, tail) - lse)
+            p = (first if k == 0 else d1[k - 1]) / total
             if k >= 1:
                 j = k - 1
                 d1[j] = _helmert(label, j, params) - params[j] * (below - k * p)
             below += p
-            if k < m:
-                tail -= params[k] * v[k]
     if order >= 2:
         for j in range(m):
             for i in range(j, m):
