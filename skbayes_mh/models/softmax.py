@@ -181,8 +181,9 @@ def centred_softmax_link(v, y, params, order, d1, d2):
 
     Helmert's basis gives every ``eta_k`` from a running sum and ``(Q' p)_j = c_j (P_j -
     (j + 1) p_{j+1})`` from the running sum ``P_j = p_0 + ... + p_j``, so a value and
-    gradient cost ``O(K)`` (as the over-parameterised link's), with no scratch array; the
-    Hessian (MAP and control-variate passes only) costs ``O(K^2)``."""
+    gradient cost ``O(K)`` (as the over-parameterised link's), one ``exp`` a class (``d1``
+    holds each class's until the gradient overwrites it); the Hessian (MAP and
+    control-variate passes only) costs ``O(K^2)``."""
     m = v.shape[0]
     n_classes = m + 1
     label = int(y)
