@@ -496,6 +496,7 @@ def _collect(chains, data, settings, out=None):
     stats = {key: np.stack([c.stats[key][:n_kept] for c in started])
              for key in started[0].stats}
     thin = np.array([c.thin for c in started])
+    n_warmup = np.array([c.n_warmup for c in started])
     return FitResult(
         draws=draws, stats=stats, chains=chains,
         levels=chain_levels(started[0].sampler.target, draws,
@@ -503,8 +504,8 @@ def _collect(chains, data, settings, out=None):
                             stats["lp"] if started[0].sampler.records_log_posterior else None),
         test_error=test_error(started, draws), interrupted=interrupted,
         thin=thin,
-        n_iter=np.array([c.n_warmup for c in started]) + n_kept * thin,
-        n_warmup=np.array([c.n_warmup for c in started]),
+        n_iter=n_warmup + n_kept * thin,
+        n_warmup=n_warmup,
         acceptance_rate=float(stats["acceptance_rate"].mean()),
         step_size=np.stack([c.sampler.scale * c.sampler.shape.scales() for c in started]),
         bright_fraction=(float(stats["n_bright"].mean()) / data.n_rows
