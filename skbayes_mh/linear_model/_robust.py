@@ -121,9 +121,10 @@ class RobustTRegression(RegressorMixin, PredictiveRegressorMixin, LinearMHEstima
                 f"n_samples = {X.shape[0]} for {n_coefficients} coefficients: the weights can "
                 f"then fit every y exactly, and the posterior is a funnel toward scale 0 (its "
                 f"density grows without bound there: no mode) that the chains cannot cross. "
-                f"Fix `scale` (then more features than rows are sampled exactly in the rows' "
-                f"span with prior='gaussian'), add data, or reduce the features first (e.g. "
-                f"PCA or SelectKBest in a Pipeline).")
+                f"Fix `scale` (with prior='gaussian' more features than rows are then "
+                f"sampled exactly in the rows' span, and prior_scale='auto' lets the data "
+                f"choose the weights' prior scale), add data, or reduce the features first "
+                f"(e.g. PCA or SelectKBest in a Pipeline).")
         spread = summary["std"] or 1.0
         center = summary["mean"] if self.fit_intercept else 0.0
         data = self._linear_data(X, y, weights)

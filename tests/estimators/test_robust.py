@@ -19,7 +19,8 @@ from skbayes_mh._kernels.firefly import firefly_pseudo_posterior, firefly_terms
 from skbayes_mh.models import StudentTModel
 from skbayes_mh.models._prior import GAUSSIAN, LOG_SCALE
 
-from _models import FAST, firefly_chain, firefly_row_terms, linear_target, long_metropolis_fit
+from _models import (FAST, firefly_chain, firefly_row_terms, linear_target, long_metropolis_fit,
+                     quiet_fit)
 from _stats import Moments, assert_same_distribution
 
 NU = 4.0
@@ -444,3 +445,18 @@ def test_too_few_samples_for_a_sampled_scale():
     with pytest.raises(ValueError, match="more samples than coefficients.*funnel toward scale 0"):
         RobustTRegression(**FAST).fit(X, y)
     assert np.isfinite(RobustTRegression(scale=1.0, random_state=0, **FAST).fit(X, y).coef_).all()
+
+
+def test_the_refusals_advice_for_more_features_than_rows_is_what_it_says():
+    """The refusal of more coefficients than rows names its way out: a fixed ``scale`` with
+    ``prior="gaussian"`` samples the rows' span (and ``prior_scale="auto"`` is accepted
+    there)."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(20, 60))
+    y = X[:, 0] + rng.standard_t(4, size=20)
+    with pytest.raises(ValueError, match=r"prior='gaussian'.*rows' span.*prior_scale='auto'"):
+        RobustTRegression(**FAST).fit(X, y)
+    fit = quiet_fit(RobustTRegression(scale=1.0, prior="gaussian", prior_scale="auto",
+                                      random_state=0, **FAST), X, y)
+    assert fit.span_rank_ == 19 and fit.coef_.shape == (60,)
+    assert np.isfinite(fit.coef_).all()
