@@ -57,13 +57,24 @@ def gamma_link(u, y, params, order, d1, d2):
     and its derivatives in ``(eta, v)``. With ``k = 1 / phi`` and ``x = log(y / mu)`` it is
     ``k log k - lgamma(k) + k (x - e^x)``, written as ``(k log k - lgamma(k) - k) + k (1 +
     x - e^x)`` so that neither part cancels as ``k`` grows or ``y`` nears ``mu``."""
-    eta, v = u[0], u[1]
-    k = math.exp(-v)
-    x = math.log(y) - eta
-    if not (0.0 < k < math.inf) or x > 700.0:  # a shape or a ratio y / mu beyond every float
+    k = math.exp(-u[1])
+    if not (0.0 < k < math.inf):  # a shape beyond every float
         _zero_derivatives(order, d1, d2)
         return -math.inf
     shape_term, log_k_minus_psi, curvature_term = shape_log_terms(k)
+    return _link_from_shape_terms(u, y, k, shape_term, log_k_minus_psi, curvature_term, order,
+                                  d1, d2)
+
+
+@jit(inline="always")
+def _link_from_shape_terms(u, y, k, shape_term, log_k_minus_psi, curvature_term, order, d1,
+                           d2):
+    """:func:`gamma_link` from the shape ``k = exp(-v)`` and its :func:`shape_log_terms`,
+    which every row shares."""
+    x = math.log(y) - u[0]
+    if x > 700.0:  # a ratio y / mu beyond every float
+        _zero_derivatives(order, d1, d2)
+        return -math.inf
     deviance = unit_deviance_term(x)
     value = shape_term + k * deviance
     if order >= 1:
@@ -80,12 +91,26 @@ def gamma_link(u, y, params, order, d1, d2):
 
 @jit
 def gamma_link_rows(U, y, start, count, params, order, values, slopes, curvatures):
-    """:func:`gamma_link` over a block of rows (``specs.LINK_ROWS``), calling it directly."""
+    """:func:`gamma_link` over a block of rows (``specs.LINK_ROWS``), the shape's
+    gamma-function terms computed once for the rows that share the dispersion (the same
+    values, bit for bit, as each row's own)."""
     U, params, slopes, curvatures = link_rows_views(U, params, slopes, curvatures)
     last = curvatures.shape[0] - 1
+    known_v = math.nan
+    k = shape_term = log_k_minus_psi = curvature_term = math.nan
     for r in range(count):
+        u = U[r]
         hessian = curvatures[min(r, last)]
-        values[r] = gamma_link(U[r], y[start + r], params, order, slopes[r], hessian)
+        if u[1] != known_v:  # another dispersion (never within one call of a chain's passes)
+            known_v = u[1]
+            k = math.exp(-known_v)
+            if 0.0 < k < math.inf:
+                shape_term, log_k_minus_psi, curvature_term = shape_log_terms(k)
+        if not (0.0 < k < math.inf):
+            values[r] = gamma_link(u, y[start + r], params, order, slopes[r], hessian)
+            continue
+        values[r] = _link_from_shape_terms(u, y[start + r], k, shape_term, log_k_minus_psi,
+                                           curvature_term, order, slopes[r], hessian)
 
 
 #: The smallest dispersion the start takes from the outcomes' moments.
