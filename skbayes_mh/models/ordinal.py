@@ -138,6 +138,12 @@ def _probit_terms(a, b, has_upper, has_lower, order, k, m, d1, d2):
 
 @jit
 def cumulative_link(u, y, params, order, d1, d2):
+    """``log P(y | u)`` (:func:`_cumulative_link`)."""
+    return _cumulative_link(u, y, params, order, d1, d2)
+
+
+@jit(inline="always")
+def _cumulative_link(u, y, params, order, d1, d2):
     """``log P(y | u)`` for ``u = [eta, g_1, ..., g_{K-2}]`` (``K = len(u) + 1`` classes,
     ``y`` a class index), and its gradient and Hessian in ``u``.
 
@@ -178,12 +184,14 @@ def cumulative_link(u, y, params, order, d1, d2):
 
 @jit
 def cumulative_link_rows(U, y, start, count, params, order, values, slopes, curvatures):
-    """:func:`cumulative_link` over a block of rows (``specs.LINK_ROWS``)."""
+    """:func:`cumulative_link` over a block of rows (``specs.LINK_ROWS``), its body inlined
+    in the loop (a call a row, with its arrays' views, cost as much as the link's
+    arithmetic)."""
     U, params, slopes, curvatures = link_rows_views(U, params, slopes, curvatures)
     last = curvatures.shape[0] - 1
     for r in range(count):
         hessian = curvatures[min(r, last)]
-        values[r] = cumulative_link(U[r], y[start + r], params, order, slopes[r], hessian)
+        values[r] = _cumulative_link(U[r], y[start + r], params, order, slopes[r], hessian)
 
 
 def cutpoints_from_coordinates(intercept, gaps):

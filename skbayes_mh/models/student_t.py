@@ -24,11 +24,17 @@ UNTUNED_STANDARDISED_RESIDUAL = 1.0
 def student_t_link(u, y, params, order, d1, d2):
     """``-v - (nu + 1) / 2 log(1 + r^2 exp(-2 v) / nu)`` with ``r = y - eta`` (the Student-t
     log density without its normalising constant), and its derivatives in ``(eta, v)``."""
-    nu = params[0]
+    log_scale = u[1] if u.shape[0] > 1 else params[1]
+    return _link_at_precision(u, y, params[0], log_scale, math.exp(-2.0 * log_scale), order,
+                              d1, d2)
+
+
+@jit(inline="always")
+def _link_at_precision(u, y, nu, log_scale, precision, order, d1, d2):
+    """:func:`student_t_link` from ``log_scale`` (``v``) and ``precision = exp(-2 v)``, which
+    every row shares."""
     sampled = u.shape[0] > 1
-    log_scale = u[1] if sampled else params[1]
     residual = y - u[0]
-    precision = math.exp(-2.0 * log_scale)
     # A scale below 1e-154 (where a diverging path goes) counts as outside the support:
     # no posterior reaches there (fit refuses data the line fits exactly).
     if precision == math.inf:
@@ -181,12 +187,21 @@ def _least_trimmed_squares(design, y, random_state=0):
 
 @jit
 def student_t_link_rows(U, y, start, count, params, order, values, slopes, curvatures):
-    """:func:`student_t_link` over a block of rows (``specs.LINK_ROWS``), calling it directly."""
+    """:func:`student_t_link` over a block of rows (``specs.LINK_ROWS``), the scale's
+    exponential taken once for the rows that share it (the same values, bit for bit, as
+    each row's own)."""
     U, params, slopes, curvatures = link_rows_views(U, params, slopes, curvatures)
     last = curvatures.shape[0] - 1
+    nu = params[0]
+    known_scale = precision = math.nan
     for r in range(count):
-        hessian = curvatures[min(r, last)]
-        values[r] = student_t_link(U[r], y[start + r], params, order, slopes[r], hessian)
+        u = U[r]
+        log_scale = u[1] if u.shape[0] > 1 else params[1]
+        if log_scale != known_scale:  # another scale (never within one call of a pass)
+            known_scale = log_scale
+            precision = math.exp(-2.0 * log_scale)
+        values[r] = _link_at_precision(u, y[start + r], nu, log_scale, precision, order,
+                                       slopes[r], curvatures[min(r, last)])
 
 
 class StudentTModel(LinearModel):
