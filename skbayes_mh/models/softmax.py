@@ -48,6 +48,12 @@ def _log_sum_exp(eta):
 
 @jit
 def softmax_link(u, y, params, order, d1, d2):
+    """``eta_y - logsumexp(eta)`` (:func:`_softmax_link`)."""
+    return _softmax_link(u, y, params, order, d1, d2)
+
+
+@jit(inline="always")
+def _softmax_link(u, y, params, order, d1, d2):
     """``eta_y - logsumexp(eta)`` with ``eta = u``; derivatives ``e_y - p`` and
     ``-(diag(p) - p p')``, ``p = softmax(eta)``."""
     n_classes = u.shape[0]
@@ -174,6 +180,12 @@ def _helmert_eta(k, v, scales, tail):
 
 @jit
 def centred_softmax_link(v, y, params, order, d1, d2):
+    """The softmax log-likelihood of ``eta = Q v`` (:func:`_centred_softmax_link`)."""
+    return _centred_softmax_link(v, y, params, order, d1, d2)
+
+
+@jit(inline="always")
+def _centred_softmax_link(v, y, params, order, d1, d2):
     """The softmax log-likelihood of ``eta = Q v`` (``Q`` the Helmert basis of
     :func:`sum_to_zero_basis`, ``params`` its :func:`helmert_scales`): ``eta_y -
     logsumexp(eta)``, with derivatives in ``v`` ``Q' (e_y - p)`` and ``-(Q' diag(p) Q - Q' p
@@ -247,12 +259,13 @@ def centred_softmax_link(v, y, params, order, d1, d2):
 
 @jit
 def softmax_link_rows(U, y, start, count, params, order, values, slopes, curvatures):
-    """:func:`softmax_link` over a block of rows (``specs.LINK_ROWS``), calling it directly."""
+    """:func:`softmax_link` over a block of rows (``specs.LINK_ROWS``), its body inlined in
+    the rows' loop."""
     U, params, slopes, curvatures = link_rows_views(U, params, slopes, curvatures)
     last = curvatures.shape[0] - 1
     for r in range(count):
         hessian = curvatures[min(r, last)]
-        values[r] = softmax_link(U[r], y[start + r], params, order, slopes[r], hessian)
+        values[r] = _softmax_link(U[r], y[start + r], params, order, slopes[r], hessian)
 
 
 class SoftmaxModel(LinearModel):
@@ -336,12 +349,14 @@ def class_softmax(eta):
 
 @jit
 def centred_softmax_link_rows(U, y, start, count, params, order, values, slopes, curvatures):
-    """:func:`centred_softmax_link` over a block of rows (``specs.LINK_ROWS``), calling it directly."""
+    """:func:`centred_softmax_link` over a block of rows (``specs.LINK_ROWS``), its body
+    inlined in the rows' loop."""
     U, params, slopes, curvatures = link_rows_views(U, params, slopes, curvatures)
     last = curvatures.shape[0] - 1
     for r in range(count):
         hessian = curvatures[min(r, last)]
-        values[r] = centred_softmax_link(U[r], y[start + r], params, order, slopes[r], hessian)
+        values[r] = _centred_softmax_link(U[r], y[start + r], params, order, slopes[r],
+                                          hessian)
 
 
 class CentredSoftmaxModel(SoftmaxModel):
