@@ -159,6 +159,42 @@ def test_link_rows_is_the_link_row_by_row(family):
             assert np.all(curvatures[1:] == -7.0)
 
 
+@pytest.mark.parametrize("family", _cases())
+def test_link_rows_sharing_their_extra_parameters_is_the_link_row_by_row(family):
+    """As a chain's passes call it: a block of rows that share the extra parameters (a
+    dispersion, a scale, cut-points), at every extreme value of them in turn, with each
+    outcome repeated (a negative binomial's small counts, and counts beyond those whose
+    terms a block shares), and the linear predictors moderate or extreme. ``link_rows``
+    computes what the rows share once (``models/negative_binomial.py``, ``gamma.py``,
+    ``student_t.py``), and must give exactly what ``link`` gives each row."""
+    rng = np.random.default_rng(2)
+    n_extra = family.n_extra
+    m = _width(family)
+    outcomes = list(_outcomes(family))
+    if family.outcome == "counts":
+        outcomes += [2.0, 63.0, 64.0, 65.0]
+    y = np.array([outcomes[k % len(outcomes)] for k in range(60)], dtype=np.float64)
+    params = np.ascontiguousarray(family.params(), dtype=np.float64)
+    shared = [rng.uniform(-1.5, 1.5, n_extra), *([v] * n_extra for v in EXTREMES),
+              [np.nan] * n_extra]
+    for extras in shared:
+        U = np.empty((y.size, m))
+        U[:, :m - n_extra] = rng.choice([rng.uniform(-1.5, 1.5), *EXTREMES],
+                                        size=(y.size, m - n_extra))
+        U[:, m - n_extra:] = extras
+        for order in (0, 1, 2):
+            values, slopes = np.empty(y.size), np.empty((y.size, m))
+            curvatures = np.empty((y.size if order == 2 else 1, m, m))
+            type(family).link_rows(U, y, 0, y.size, params, order, values, slopes, curvatures)
+            for r in range(y.size):
+                value, d1, d2 = _link(family, U[r], y[r], order)
+                np.testing.assert_array_equal(values[r], value, err_msg=f"{extras}, {order}")
+                if order >= 1:
+                    np.testing.assert_array_equal(slopes[r], d1)
+                if order == 2:
+                    np.testing.assert_array_equal(curvatures[r], d2)
+
+
 def test_a_family_without_link_rows_is_refused():
     from skbayes_mh.models.logistic import LogisticModel, logistic_link
     from skbayes_mh.models.poisson import poisson_link
