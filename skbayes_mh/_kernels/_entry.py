@@ -14,7 +14,8 @@ import numpy as np
 from numba import types
 
 from ._cache import CACHE, PACKAGE_DIR
-from ._jit import addressed, function_addresses, jit, register_addressed, with_addresses
+from ._jit import (addressed, compile_with_signature, function_addresses,
+                   register_addressed, with_addresses)
 
 #: Seconds a first compilation may take before a notice is printed.
 NOTICE_AFTER = 0.5
@@ -74,7 +75,8 @@ class EntryKernel:
                 timer.start()
                 try:
                     _await_process(_compiling_elsewhere.pop((self, index), None))
-                    dispatcher = jit(self.compiled_signatures[index])(self.function)
+                    dispatcher = compile_with_signature(self.compiled_signatures[index])(
+                        self.function)
                 finally:
                     timer.cancel()
                 self.dispatchers[index] = dispatcher

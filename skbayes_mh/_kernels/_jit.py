@@ -39,7 +39,45 @@ from ._cache import CACHE
 #: in threads), NumPy's error model (a division by zero gives inf/nan, which the kernels
 #: check, instead of raising inside nopython code). No fastmath: acceptance arithmetic must
 #: be exact IEEE.
-jit = functools.partial(numba.njit, cache=CACHE, nogil=True, error_model="numpy")
+compile_with_signature = functools.partial(numba.njit, cache=CACHE, nogil=True,
+                                           error_model="numpy")
+
+
+def jit(function=None, **options):
+    """``@jit`` or ``@jit(**options)``: :func:`numba.njit` with the house options
+    (:data:`compile_with_signature` is the same for an explicit signature), for a
+    module-level function, which another process then receives by name
+    (:func:`known_by_name`)."""
+    if function is None:
+        return lambda function: jit(function, **options)
+    return known_by_name(compile_with_signature(function, **options))
+
+
+#: The prefix of the names :func:`known_by_name` gives dispatchers.
+DISPATCHER_NAMESPACE = "skbayes_mh:"
+
+
+def known_by_name(dispatcher):
+    """``dispatcher`` (a module-level function's), named after its module and qualified
+    name instead of a random UUID, and returned.
+
+    Numba pickles a dispatcher as its Python function (by value) and the UUID it draws for
+    it, and rebuilds it in another process as a new dispatcher, unless one of that UUID
+    exists there, without the on-disk cache: every worker process of loky, Dask or Ray
+    compiled each family's links, which a fit's data and model hold, afresh (1 to 3 s a
+    family and a process; the Gamma regression's first chain on a loky worker took 3.7 s,
+    3.3 s of it compiling). With a name, the dispatcher a worker unpickles is the one its
+    import of the module made, cached and perhaps already loaded: a function goes by
+    reference, as Python pickles functions. Functions made inside functions are left
+    alone (several can share a name)."""
+    function = dispatcher.py_func
+    if "<locals>" not in function.__qualname__:
+        try:
+            dispatcher._set_uuid(
+                f"{DISPATCHER_NAMESPACE}{function.__module__}.{function.__qualname__}")
+        except (AttributeError, AssertionError):  # numba's private API changed: by value
+            pass
+    return dispatcher
 
 # First-class functions are how user models reach cached kernels; numba marks the feature
 # experimental, which is no news to our users.

@@ -234,3 +234,68 @@ def test_a_fit_prepares_its_own_tests_decision_only(acceptance, prepared):
                          capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stderr
     assert run.stdout.split("\n")[-2] == repr([prepared])
+
+
+def _package_dispatchers():
+    """``(module, name)`` of every numba function defined at a module's level in the
+    package (its kernels', families' and priors' helpers)."""
+    import importlib
+    import pkgutil
+
+    import skbayes_mh
+    from numba.core.dispatcher import Dispatcher
+
+    found = []
+    for info in pkgutil.walk_packages(skbayes_mh.__path__, "skbayes_mh."):
+        if info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        for name, value in sorted(vars(module).items()):
+            if (isinstance(value, Dispatcher) and value.py_func.__module__ == info.name
+                    and value.py_func.__name__ == name):
+                found.append((info.name, name))
+    return found
+
+
+_UNPICKLED_BY_NAME = r"""
+import importlib, pickle, sys
+found = pickle.loads(sys.stdin.buffer.read())
+print(sorted(f"{module}.{name}" for (module, name), value in found
+             if value is not getattr(importlib.import_module(module), name)))
+"""
+
+
+def test_another_process_receives_the_packages_numba_functions_as_its_own():
+    """A module-level numba function of the package, pickled (inside a fit's target and
+    model, to a loky, Dask or Ray worker), arrives in another process as that process's
+    own function of the same name, which loads from numba's disk cache, and not as a new
+    dispatcher without the cache (which compiled each family's links again in every
+    worker: ``_kernels/_jit.py``, ``known_by_name``). A function made inside a function
+    still goes by value and works there."""
+    import importlib
+    import pickle
+    import subprocess
+    import sys
+
+    import cloudpickle
+
+    dispatchers = _package_dispatchers()
+    assert len(dispatchers) > 100  # the families' links and the kernels' helpers
+    payload = [((module, name), getattr(importlib.import_module(module), name))
+               for module, name in dispatchers]
+    for dumps in (pickle.dumps, cloudpickle.dumps):  # joblib's loky, Dask and Ray use both
+        run = subprocess.run([sys.executable, "-c", _UNPICKLED_BY_NAME],
+                             input=dumps(payload), capture_output=True, timeout=300)
+        assert run.returncode == 0, run.stderr.decode()
+        assert run.stdout.decode().split("\n")[-2] == "[]", dumps
+
+    @numba.njit
+    def made_here(x):
+        return 3.0 * x
+
+    made_here(1.0)
+    run = subprocess.run([sys.executable, "-c", "import pickle, sys; "
+                          "print(pickle.loads(sys.stdin.buffer.read())(2.0))"],
+                         input=cloudpickle.dumps(made_here), capture_output=True, timeout=300)
+    assert run.returncode == 0, run.stderr.decode()
+    assert float(run.stdout.decode()) == 6.0
