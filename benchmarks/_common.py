@@ -1,4 +1,5 @@
 """Helpers shared by the benchmark scripts (run them from the repository root or anywhere)."""
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -253,3 +254,19 @@ def run_numpyro_peer(python, data, method, dense, extra=()):
         return None
     return json.loads(out.read_text()), np.load(draws_out)
 
+
+
+def cases_option(parser, cases):
+    """Add ``--cases a,b,...`` (default: every name in ``cases``) to a script's arguments:
+    a list of names, an unknown one an argparse error that lists the known."""
+    def names(text):
+        chosen = [name for name in text.split(",") if name]
+        unknown = [name for name in chosen if name not in cases]
+        if unknown or not chosen:
+            raise argparse.ArgumentTypeError(
+                f"unknown case(s) {', '.join(unknown) or '(none given)'}; the cases are "
+                f"{', '.join(cases)}")
+        return chosen
+
+    parser.add_argument("--cases", type=names, default=list(cases),
+                        help=f"comma-separated, of {', '.join(cases)} (default: all)")

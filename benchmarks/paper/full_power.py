@@ -30,7 +30,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "integration"),
                 str(ROOT / "tests" / "sampling"), str(ROOT / "benchmarks")]
-from _common import shared_data, table  # noqa: E402
+from _common import cases_option, shared_data, table  # noqa: E402
 from _stats import DETECT, Z_LIMIT, distribution_gaps, minimum_detectable_bias  # noqa: E402
 from test_firefly_chains import softmax_firefly_and_exact  # noqa: E402
 from test_mnist_exactness import REFERENCE, RUNS, reference_moments, run, weights  # noqa: E402
@@ -77,12 +77,12 @@ def firefly_case(bound, scale, data):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--cases", default=",".join(CASES))
+    cases_option(parser, CASES)
     parser.add_argument("--scale", type=float, default=1.0,
                         help="multiplies every run's draws")
     args = parser.parse_args()
     rows, failed, data = [], [], {}
-    for case in args.cases.split(","):
+    for case in args.cases:
         kind, name = case.split(":")
         start = time.perf_counter()
         with warnings.catch_warnings():

@@ -32,7 +32,7 @@ from skbayes_mh import (FireflySoftmaxClassifier, MinibatchMHLogisticRegression,
                         RobustTRegression)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
-from _common import shared_data, table
+from _common import cases_option, shared_data, table
 
 
 def timed(function):
@@ -147,13 +147,13 @@ CASES = {"breast_cancer": breast_cancer, "digits": digits, "california": califor
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--cases", default=",".join(CASES))
+    cases_option(parser, CASES)
     parser.add_argument("--n-draws", default="auto",
                         type=lambda v: v if v == "auto" else int(v))
     parser.add_argument("--predict-rows", type=int, default=100_000)
     args = parser.parse_args()
     rows = []
-    for name in args.cases.split(","):
+    for name in args.cases:
         rows += CASES[name](args)
     print(f"\nours: n_draws={args.n_draws!r}, otherwise defaults; 2 cores\n")
     table(rows, ["data", "tool", "fit s", "5-fold CV s", "3x3 grid s", "predict 10^5 s",

@@ -55,7 +55,7 @@ from skbayes_mh.diagnostics import ess_bulk, rhat
 from skbayes_mh.linear_model._priors import autoscale_spread
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
-from _common import run_numpyro_peer, shared_data, table
+from _common import cases_option, run_numpyro_peer, shared_data, table
 from studies.sparse_text import bag_of_words
 
 HEADERS = ["fit", "wall s", "max R-hat", "min bulk ESS", "min-ESS/s", "test log loss",
@@ -227,10 +227,10 @@ CASES = {"mnist300": mnist300, "classification": classification, "text": text,
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--cases", default=",".join(CASES))
+    cases_option(parser, CASES)
     parser.add_argument("--peer-python", default=os.environ.get("SKBAYES_MH_PEER_PYTHON"))
     args = parser.parse_args()
-    for name in args.cases.split(","):
+    for name in args.cases:
         CASES[name](args)
 
 

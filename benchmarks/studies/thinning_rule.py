@@ -26,7 +26,7 @@ from skbayes_mh import FireflySoftmaxClassifier, MinibatchMHLogisticRegression
 from skbayes_mh._core import auto, fit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
-from _common import table
+from _common import cases_option, table
 
 
 def breast_cancer():
@@ -86,10 +86,10 @@ def run(make, X, y, seed):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=4)
-    parser.add_argument("--cases", default=",".join(CASES))
+    cases_option(parser, CASES)
     args = parser.parse_args()
     rows = []
-    for name in args.cases.split(","):
+    for name in args.cases:
         label, make, X, y = CASES[name]()
         for rule, patch in (("slowest parameter's", slowest_rule), ("median's (the rule)", None)):
             if patch is None:

@@ -26,7 +26,7 @@ from skbayes_mh._core.auto import AUTO_SHORT_WARMUP
 from skbayes_mh.datasets import load_california_housing
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared helpers
-from _common import shared_data, table
+from _common import cases_option, shared_data, table
 from studies.thinning_rule import CASES as FULL_DATA_CASES, judged_statistics
 
 
@@ -63,10 +63,10 @@ def run(make, X, y, seed, n_warmup):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=4)
-    parser.add_argument("--cases", default=",".join(CASES))
+    cases_option(parser, CASES)
     args = parser.parse_args()
     rows = []
-    for name in args.cases.split(","):
+    for name in args.cases:
         case = CASES[name]()
         if case is None:  # shared_data said why
             continue
