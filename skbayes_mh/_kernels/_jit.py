@@ -79,6 +79,7 @@ def known_by_name(dispatcher):
             pass
     return dispatcher
 
+
 # First-class functions are how user models reach cached kernels; numba marks the feature
 # experimental, which is no news to our users.
 warnings.filterwarnings("ignore", category=NumbaExperimentalFeatureWarning)
