@@ -255,7 +255,6 @@ def run_numpyro_peer(python, data, method, dense, extra=()):
     return json.loads(out.read_text()), np.load(draws_out)
 
 
-
 def cases_option(parser, cases):
     """Add ``--cases a,b,...`` (default: every name in ``cases``) to a script's arguments:
     a list of names, an unknown one an argparse error that lists the known."""
