@@ -144,7 +144,19 @@ class Backends:
         self._running.append(cluster.close)
         client = distributed.Client(cluster)
         self._running.append(client.close)
+        self.dask_client = client
         return lambda: joblib.parallel_config(backend="dask", n_jobs=2)
+
+    def every_worker_ready(self, name):
+        """Wait until each of the cluster's two worker processes runs and has the package
+        and its kernels loaded (Dask): a worker that a test ended is started again by its
+        nanny, and under load it may still be starting, or cold, when the next fit's chains
+        are sent (one would spend its first seconds importing). Loky's and Ray's workers
+        start with the pool, for every fit."""
+        if name != "dask":
+            return
+        self.dask_client.wait_for_workers(2, timeout=120)
+        self.dask_client.run(loaded_kernels())
 
     def _start_ray(self):
         ray = installed("ray")
@@ -158,6 +170,26 @@ class Backends:
         """Stop every backend started, the last started first."""
         while self._running:
             self._running.pop()()
+
+
+def loaded_kernels():
+    """A function that loads the package and a metropolis fit's kernels in the process
+    that calls it (made in a function, so that Dask sends it by value)."""
+    def load():
+        import warnings
+
+        import numpy as np
+
+        from skbayes_mh import MinibatchMHLogisticRegression
+
+        X = np.random.default_rng(0).standard_normal((500, N_FEATURES))
+        y = (X[:, 0] > 0).astype(int)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            MinibatchMHLogisticRegression(acceptance="metropolis", n_draws=5, n_warmup=5,
+                                          n_chains=1, random_state=0).fit(X, y)
+
+    return load
 
 
 @pytest.fixture(scope="module")
@@ -349,6 +381,7 @@ def test_ctrl_c_stops_the_chains_on_worker_processes_and_keeps_their_draws(
     if not shared_disk:
         monkeypatch.setattr(_parallel, "_touch", lambda path: None)
     context = backends[backend]
+    backends.every_worker_ready(backend)
     X, y = make_data("classification", binary=True)
     settings = dict(acceptance="metropolis", n_warmup=100, n_chains=2, n_jobs=2,
                     random_state=3)
