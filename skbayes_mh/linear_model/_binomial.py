@@ -38,6 +38,9 @@ def proportions_and_trials(y, sample_weight):
         raise ValueError(f"Each row needs 0 <= successes <= trials; row {row} has "
                          f"{successes[row]:g} successes in {trials[row]:g} trials "
                          f"({bad.size} such rows).")
+    if not np.any(trials > 0):
+        raise ValueError(f"Every row of y has 0 trials ({trials.size} rows): there is "
+                         f"nothing to fit. y gives (successes, trials) per row.")
     proportion = np.divide(successes, trials, out=np.zeros_like(successes),
                            where=trials > 0)
     if sample_weight is None:
