@@ -31,6 +31,15 @@ GROUP_SD_MIN_RATIO = 1e-3
 #: effects the data determine (many rows a group, gamma / m near 1) is sampled well
 #: centred and needs none. ``benchmarks/groups.py``, docs/estimators.md.
 GROUP_RESCALE_MAX_DETERMINED = 0.5
+#: The variance of a group-level sd's log in the chains' start and shape is at most this:
+#: that of the log of the half-normal hyperprior's draws (``log |Z|``, ``Z`` standard
+#: normal), which a posterior does not exceed. Where the data determine none of a term's
+#: effects (``gamma`` near 0: an sd at its floor, whose evidence is flat toward 0) the
+#: evidence's curvature alone gave a variance of up to 500, so chains started with the sd
+#: 10^-30 of its floor and the effects 10^27 of their sds apart, and Hamiltonian paths
+#: took steps of 20 in the log sd: the chains stuck there, or ran off to weights of 10^7
+#: (300 rows of 6 groups that do not differ, ``tests/estimators/test_group_effects.py``).
+GROUP_LOG_SD_MAX_VARIANCE = np.pi**2 / 8
 
 #: Rows of the random subsample whose MAP starts Newton's method on a tall data set.
 MAP_SUBSAMPLE_ROWS = 50_000
@@ -572,8 +581,9 @@ class LinearModel(FireflyBounds):
                 break
         theta = np.array(theta, dtype=np.float64)
         theta[sds] = log_sds
-        sd_variances = 1.0 / (2.0 * gammas + 2.0 * np.exp(2.0 * log_sds)
-                              / prior.scales[sds] ** 2)
+        sd_variances = np.minimum(1.0 / (2.0 * gammas + 2.0 * np.exp(2.0 * log_sds)
+                                         / prior.scales[sds] ** 2),
+                                  GROUP_LOG_SD_MAX_VARIANCE)
         self.group_determined = gammas / np.array([members.size for members in effects])
         covariance = np.array(covariance, dtype=np.float64)
         # A correlated grouping's correlations start at 0 (their unconstrained coordinates'

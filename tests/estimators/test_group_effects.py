@@ -181,6 +181,61 @@ def test_random_intercepts_match_an_independent_long_chain(acceptance, n_draws, 
     assert_same_distribution(fit._theta_draws(), long_chain[None], label=acceptance)
 
 
+def undiffering_groups(n=300, seed=1):
+    """``n`` rows, one feature and ``N_GROUPS`` groups that do not differ (no intercept,
+    no group effects): ``(X, y, X_reference)`` as :func:`grouped_logistic`. The
+    empirical-Bayes sd of these data is at its floor (the evidence is flat toward 0)."""
+    rng = np.random.default_rng(seed)
+    group = np.arange(n) % N_GROUPS
+    x = rng.normal(size=n)
+    y = (rng.random(n) < 1.0 / (1.0 + np.exp(-0.8 * x))).astype(float)
+    return np.column_stack([x, group]), y, np.column_stack([x, group, y])
+
+
+@numba.njit(cache=True)
+def non_centred_loglik(theta, data, i):
+    """:func:`grouped_logistic_loglik` in the non-centred coordinates ``[w, z_1..z_G, log
+    sd]``, each effect ``u_g = sd z_g``."""
+    eta = theta[0] * data[i, 0] + np.exp(theta[-1]) * theta[1 + int(data[i, 1])]
+    return data[i, 2] * eta - max(eta, 0.0) - np.log1p(np.exp(-abs(eta)))
+
+
+@numba.njit(cache=True)
+def non_centred_log_prior(theta):
+    """:func:`grouped_logistic_log_prior` in the coordinates of :func:`non_centred_loglik`:
+    ``z_g ~ N(0, 1)`` (the Jacobian ``sd^G`` of ``u = sd z`` cancels the effects'
+    ``-log sd`` each)."""
+    log_sd = theta[-1]
+    sd = np.exp(log_sd)
+    total = -0.5 * theta[0] ** 2 + log_sd - 0.5 * sd * sd
+    for k in range(1, theta.size - 1):
+        total += -0.5 * theta[k] ** 2
+    return total
+
+
+@pytest.mark.slow
+def test_groups_that_do_not_differ_match_an_independent_long_chain():
+    """Groups that do not differ, whose sd's posterior piles toward 0 (its empirical-Bayes
+    point at the floor, the data determining none of the effects): a default fit against
+    a long random-walk chain in the non-centred coordinates, which has no funnel to enter,
+    its draws mapped back to the effects (the effects' heavy tails, an sd's spread of
+    e^1.2, need twice the draws of ``test_random_intercepts_match...`` to see a 10% sd
+    error). Before the start's and shape's variance of a log
+    sd was capped (``GROUP_LOG_SD_MAX_VARIANCE``), chains started with the sd 10^-30 of its
+    floor and stuck there, or ran off to weights of 10^7."""
+    X, y, rows = undiffering_groups()
+    fit = quiet_fit(MinibatchMHLogisticRegression(**REFERENCE_SETTINGS, n_draws=10_000,
+                                                  n_chains=4, random_state=0), X, y)
+    start = np.zeros(N_GROUPS + 2)
+    start[-1] = np.log(0.3)
+    steps = np.full(N_GROUPS + 2, 0.8)
+    steps[0] = 0.12
+    reference = long_metropolis_chain(non_centred_loglik, non_centred_log_prior, rows, start,
+                                      steps, 800_000)
+    reference[:, 1:-1] *= np.exp(reference[:, -1:])  # u = sd z
+    assert_same_distribution(fit._theta_draws(), reference[None], label="undiffering")
+
+
 def grouped_slopes(n=360, rho=0.6, seed=5):
     """``n`` rows, one feature and ``N_GROUPS`` groups whose intercepts (sd 0.8) and
     slopes (sd 0.5) correlate ``rho``: ``(X, y, X_reference)`` as :func:`grouped_logistic`."""
