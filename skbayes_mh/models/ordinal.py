@@ -105,7 +105,8 @@ def _logit_terms(a, b, gap, has_upper, has_lower, order, k, m, d1, d2):
 
 @jit
 def _outside_support(order, d1, d2):
-    """``-inf`` with zero derivatives: gaps beyond :data:`LOG_MAX_GAP`."""
+    """``-inf`` with zero derivatives: gaps beyond :data:`LOG_MAX_GAP`, or a class whose
+    probability rounds to 0."""
     if order >= 1:
         d1[:] = 0.0
         if order >= 2:
@@ -129,6 +130,8 @@ def _probit_terms(a, b, has_upper, has_lower, order, k, m, d1, d2):
         log_p = log_ndtr_and_ratio(a)[0]
     else:
         log_p = log_ndtr_and_ratio(-b)[0]
+    if not log_p > -math.inf:  # both ends far in one tail (a diverging path): P rounds to 0
+        return _outside_support(order, d1, d2)
     if order >= 1:  # log Phi'(s) = -s^2 / 2 - log sqrt(2 pi)
         r_a = math.exp(-0.5 * a * a - _LOG_SQRT_2PI - log_p) if has_upper else 0.0
         r_b = math.exp(-0.5 * b * b - _LOG_SQRT_2PI - log_p) if has_lower else 0.0

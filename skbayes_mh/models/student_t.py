@@ -25,29 +25,39 @@ def student_t_link(u, y, params, order, d1, d2):
     """``-v - (nu + 1) / 2 log(1 + r^2 exp(-2 v) / nu)`` with ``r = y - eta`` (the Student-t
     log density without its normalising constant), and its derivatives in ``(eta, v)``."""
     log_scale = u[1] if u.shape[0] > 1 else params[1]
-    return _link_at_precision(u, y, params[0], log_scale, math.exp(-2.0 * log_scale), order,
-                              d1, d2)
+    return _link_at_inverse_scale(u, y, params[0], log_scale, math.exp(-log_scale), order,
+                                  d1, d2)
 
 
 @jit(inline="always")
-def _link_at_precision(u, y, nu, log_scale, precision, order, d1, d2):
-    """:func:`student_t_link` from ``log_scale`` (``v``) and ``precision = exp(-2 v)``, which
-    every row shares."""
+def _link_at_inverse_scale(u, y, nu, log_scale, inverse_scale, order, d1, d2):
+    """:func:`student_t_link` from ``log_scale`` (``v``) and ``inverse_scale = exp(-v)``,
+    which every row shares.
+
+    The residual is standardised before it is squared, and the derivatives are formed from
+    bounded quotients (``t / (nu + t^2)``, ``t`` the standardised residual) times powers
+    of ``exp(-v)``: where a diverging path goes (a residual and a scale both beyond
+    ``1e154``), ``r^2 exp(-2 v)`` would be ``inf x 0``, a NaN, where ``(r exp(-v))^2`` is
+    the value's own."""
     sampled = u.shape[0] > 1
     residual = y - u[0]
-    # A scale below 1e-154 (where a diverging path goes) counts as outside the support:
-    # no posterior reaches there (fit refuses data the line fits exactly).
-    if precision == math.inf:
+    precision = inverse_scale * inverse_scale
+    standardised = residual * inverse_scale
+    z = standardised * standardised
+    # A scale below 1e-154 (where a diverging path goes) counts as outside the support: no
+    # posterior reaches there (fit refuses data the line fits exactly). So does a linear
+    # predictor that overflowed (inf - inf in its sum: NaN) or an infinite residual
+    # against an infinite scale.
+    if precision == math.inf or math.isnan(z):
         if order >= 1:
             d1[:] = 0.0
             if order >= 2:
                 d2[:] = 0.0
         return -math.inf
-    z = residual * residual * precision
     spread = nu + z
     value = -log_scale - 0.5 * (nu + 1.0) * math.log1p(z / nu)
     if order >= 1:
-        d1[0] = (nu + 1.0) * residual * precision / spread
+        d1[0] = (nu + 1.0) * (standardised / spread) * inverse_scale
         if sampled:
             d1[1] = -1.0 + (nu + 1.0) * z / spread
         if order >= 2:
@@ -55,7 +65,8 @@ def _link_at_precision(u, y, nu, log_scale, precision, order, d1, d2):
             # path) the square overflows where each quotient stays finite.
             d2[0, 0] = (nu + 1.0) * (precision / spread) * ((z - nu) / spread)
             if sampled:
-                cross = -2.0 * nu * (nu + 1.0) * residual * (precision / spread) / spread
+                cross = (-2.0 * nu * (nu + 1.0) * (standardised / spread)
+                         * (inverse_scale / spread))
                 d2[0, 1] = cross
                 d2[1, 0] = cross
                 d2[1, 1] = -2.0 * nu * (nu + 1.0) * (z / spread) / spread
@@ -193,15 +204,15 @@ def student_t_link_rows(U, y, start, count, params, order, values, slopes, curva
     U, params, slopes, curvatures = link_rows_views(U, params, slopes, curvatures)
     last = curvatures.shape[0] - 1
     nu = params[0]
-    known_scale = precision = math.nan
+    known_scale = inverse_scale = math.nan
     for r in range(count):
         u = U[r]
         log_scale = u[1] if u.shape[0] > 1 else params[1]
         if log_scale != known_scale:  # another scale (never within one call of a pass)
             known_scale = log_scale
-            precision = math.exp(-2.0 * log_scale)
-        values[r] = _link_at_precision(u, y[start + r], nu, log_scale, precision, order,
-                                       slopes[r], curvatures[min(r, last)])
+            inverse_scale = math.exp(-log_scale)
+        values[r] = _link_at_inverse_scale(u, y[start + r], nu, log_scale, inverse_scale,
+                                           order, slopes[r], curvatures[min(r, last)])
 
 
 class StudentTModel(LinearModel):

@@ -23,7 +23,9 @@ EXAMPLES = {"SoftmaxModel": [dict(n_outputs=3)],
 OUTCOMES = {"classes": None, "counts": (0.0, 1.0, 5.0, 1000.0),
             "proportions": (0.0, 0.25, 1.0),
             "real": (-1e3, 0.0, 2.5, 1e3), "positive": (1e-3, 1.0, 5.0, 1000.0)}
-EXTREMES = (-800.0, -300.0, -40.0, 0.0, 3.0, 40.0, 300.0, 800.0)
+#: +-1e200: a diverging Hamiltonian path's positions stay finite until they overflow (one
+#: reached a residual of 5e165 and a log scale of 6e165: ``r^2 exp(-2 v)`` was ``inf x 0``).
+EXTREMES = (-1e200, -800.0, -300.0, -40.0, 0.0, 3.0, 40.0, 300.0, 800.0, 1e200)
 
 
 def _cases():
