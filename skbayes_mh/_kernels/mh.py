@@ -12,8 +12,8 @@ from numba import types
 from ._entry import TUPLE_FIELDS, entry_kernel
 from ._jit import BOOL, F8, I8, RNG, STATUS_BAD_LOG_PRIOR, STATUS_OK, VECTOR, jit
 from .decisions import decide
-from .priors import (GROUP_SD_RESCALED, MAX_CORRELATED_TERMS, correlation_factor,
-                     log_prior_and_gradient)
+from .priors import (GROUP_SD_INTERWOVEN, GROUP_SD_RESCALED, MAX_CORRELATED_TERMS,
+                     correlation_factor, log_prior_and_gradient)
 from .proposals import HMC, MALA, hmc_step_count, move_functions, shape_times, shape_transpose_times
 from ._common import borrow, borrow_workspace, copy_into, flag, keep_alive
 from .pool import DENSE_POOL_MAX_ROWS, POOL, make_pool
@@ -134,6 +134,13 @@ def _loglik_with_gradient(spec, theta, gradient, inv_temperature, work, buffer):
     for a in range(theta.shape[0]):
         gradient[a] += inv_temperature * buffer[a]
     return loglik, status
+
+
+@jit(inline="always")
+def _takes_rescaling_moves(code):
+    """Whether an sd's ``scale_of`` entry ``code`` gives its chains rescaling moves
+    (``GROUP_SD_RESCALED``, ``GROUP_SD_INTERWOVEN``)."""
+    return code == GROUP_SD_RESCALED or code == GROUP_SD_INTERWOVEN
 
 
 @jit(inline="always")
@@ -370,7 +377,7 @@ def _rescaled_grouping(prior, start):
     sd is marked ``GROUP_SD_RESCALED``."""
     table = prior.correlations
     for t in range(table[start]):
-        if prior.scale_of[table[start + 3 + t]] == GROUP_SD_RESCALED:
+        if _takes_rescaling_moves(prior.scale_of[table[start + 3 + t]]):
             return True
     return False
 
@@ -497,7 +504,7 @@ def mh_loop(spec, prior, proposal, cv, inv_temperature, chain, rng, trace, exact
     proxy_current = proxy_total(cv, theta, flag(False), buffer, 0.0, buffer)
     rescaled = 0
     for a in range(prior.scale_of.shape[0]):
-        if prior.scale_of[a] == GROUP_SD_RESCALED:
+        if _takes_rescaling_moves(prior.scale_of[a]):
             rescaled += 1
     correlated = _moving_groupings(prior)
     current = np.empty(3)
@@ -565,7 +572,7 @@ def mh_loop(spec, prior, proposal, cv, inv_temperature, chain, rng, trace, exact
             for slot in range((d + correlated.shape[0]) * RESCALE_MOVES):
                 a = slot % d if slot < d * RESCALE_MOVES else -1
                 if a >= 0:
-                    if prior.scale_of[a] != GROUP_SD_RESCALED:
+                    if not _takes_rescaling_moves(prior.scale_of[a]):
                         continue
                     log_jacobian = _rescale_proposal(a, prior, theta, rng, theta_prop)
                 else:

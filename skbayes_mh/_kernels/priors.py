@@ -23,9 +23,9 @@ exp(theta_a)^2)``, whose log sd ``theta_a`` is sampled with it; that coordinate 
 ``scale_of[a] = GROUP_SD`` and the sd a half-normal prior of scale ``scales[a]``: ``log p =
 eta - exp(2 eta) / (2 scales[a]^2)`` in ``eta = log sd`` (Jacobian included). The sds'
 coordinates come last; ``LOG_SCALE`` then marks the last coordinate before them. Entries
-of -1 keep the base prior. An sd marked ``GROUP_SD_RESCALED`` instead of ``GROUP_SD`` has
-the same prior; the Metropolis-Hastings chains then also move it with its effects
-(``mh.py``: ``_rescale_proposal``).
+of -1 keep the base prior. An sd marked ``GROUP_SD_RESCALED`` or ``GROUP_SD_INTERWOVEN``
+instead of ``GROUP_SD`` has the same prior; the Metropolis-Hastings chains then also move
+it with its effects (``mh.py``: ``_rescale_proposal``).
 
 Correlated terms (``correlations`` not empty): the ``k`` terms of one grouping have each
 level's effects ``u_g = loc_g + diag(sd) L z_g``, ``z_g ~ N(0, I)``, so that ``u_g ~ N(loc_g,
@@ -58,6 +58,11 @@ GROUP_SD = -2
 #: moves: its effects multiplied by the factor its sd is (the non-centred update of the
 #: sd, for groups of few rows, whose centred effects trap the sd near 0).
 GROUP_SD_RESCALED = -3
+#: ``scale_of[a]`` of a group-level sd like ``GROUP_SD_RESCALED`` whose Hamiltonian paths
+#: keep its effects centred: the rescaling moves (the non-centred update) interleaved with
+#: centred paths, as Yu and Meng's (2011) interweaving, for effects the data determine
+#: whose sd's posterior still reaches toward 0 (few groups).
+GROUP_SD_INTERWOVEN = -5
 #: ``scale_of[k]`` of a coordinate under the base prior.
 BASE = -1
 #: ``scale_of[k]`` of one of the unconstrained coordinates of a grouping's correlation
@@ -141,7 +146,7 @@ def _group_terms(prior, theta, want_grad, gradient):
     power = prior.power
     for k in range(theta.shape[0]):
         a = prior.scale_of[k]
-        if a == GROUP_SD or a == GROUP_SD_RESCALED:
+        if a == GROUP_SD or a == GROUP_SD_RESCALED or a == GROUP_SD_INTERWOVEN:
             eta = theta[k]
             spread = math.exp(2.0 * eta) / prior.scales[k] ** 2
             total += eta - 0.5 * spread

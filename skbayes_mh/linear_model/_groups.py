@@ -26,7 +26,11 @@ each of them; a term whose effects they barely inform (``gamma / m`` below
 ``models._base.GROUP_RESCALE_MAX_DETERMINED`` at that point: few rows a group, or an sd
 near zero) has its sd marked ``GROUP_SD_RESCALED``, and the sampler then runs Hamiltonian
 paths with its effects non-centred and adds moves that rescale its sd and effects
-together (``_kernels/mh.py``: ``_hmc_move``, ``_rescale_proposal``), both exact.
+together (``_kernels/mh.py``: ``_hmc_move``, ``_rescale_proposal``), both exact. A term
+whose effects the data inform but whose evidence over no effects at all is weak
+(``models._base.group_evidence`` below ``GROUP_RESCALE_MIN_EVIDENCE``: few groups, whose
+sd's posterior reaches toward 0) keeps centred paths and takes the rescaling moves too
+(``GROUP_SD_INTERWOVEN``).
 
 With ``group_correlation`` (the default), the terms of a grouping with a slope are
 correlated, as lme4's and brms' ``(1 + x | g)``: each level's effects are one

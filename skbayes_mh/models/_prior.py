@@ -3,14 +3,15 @@ gradient (through the same kernel the samplers use), and its precision for the L
 approximation."""
 import numpy as np
 
-from .._kernels.priors import (BASE, GAUSSIAN, GROUP_CORRELATION, GROUP_SD, GROUP_SD_RESCALED,
+from .._kernels.priors import (BASE, GAUSSIAN, GROUP_CORRELATION, GROUP_SD, GROUP_SD_INTERWOVEN,
+                               GROUP_SD_RESCALED,
                                LAPLACE, LKJ_SHAPE, LOG_SCALE, NO_PRIOR,
                                log_prior_and_gradient)
 from .._kernels.specs import Prior
 from .._passes import column_slices
 
 __all__ = ["BASE", "BuiltinPrior", "GAUSSIAN", "GROUP_CORRELATION", "GROUP_SD",
-           "GROUP_SD_RESCALED", "LAPLACE", "LOG_SCALE", "NO_PRIOR"]
+           "GROUP_SD_INTERWOVEN", "GROUP_SD_RESCALED", "LAPLACE", "LOG_SCALE", "NO_PRIOR"]
 
 
 class BuiltinPrior:
@@ -41,8 +42,8 @@ class BuiltinPrior:
         Group-level effects and their sds (see ``_kernels/priors.py``): ``scale_of[k] = a``
         makes coordinate ``k`` an effect ``N(locations_k, exp(theta_a)^2)``,
         ``GROUP_SD`` makes it the log of a half-normal sd of scale ``scales_k`` (the last
-        coordinates; ``GROUP_SD_RESCALED`` likewise, its chains then also taking rescaling
-        moves), ``GROUP_CORRELATION`` makes it an unconstrained coordinate of a grouping's
+        coordinates; ``GROUP_SD_RESCALED`` and ``GROUP_SD_INTERWOVEN`` likewise, its chains
+        then also taking rescaling moves), ``GROUP_CORRELATION`` makes it an unconstrained coordinate of a grouping's
         correlation matrix, ``BASE`` leaves it to the base prior; None: no group-level
         effects.
     correlations : array-like of int or None
@@ -97,7 +98,8 @@ class BuiltinPrior:
     @property
     def group_sds(self):
         """The coordinates of the group-level sds' logs, shape (n_terms,)."""
-        return np.flatnonzero((self.scale_of == GROUP_SD) | (self.scale_of == GROUP_SD_RESCALED))
+        return np.flatnonzero(np.isin(self.scale_of,
+                                      (GROUP_SD, GROUP_SD_RESCALED, GROUP_SD_INTERWOVEN)))
 
     @property
     def group_correlations(self):
@@ -131,12 +133,15 @@ class BuiltinPrior:
         return BuiltinPrior(self.kind, scales, locations, self.means if self.means.size
                             else None, self.n_outputs, self.block, self.intercept, self.power)
 
-    def with_rescaled_sds(self, rescaled):
+    def with_rescaled_sds(self, rescaled, interwoven=False):
         """This prior with the group-level sds where ``rescaled`` (a boolean per
-        :attr:`group_sds`, in order) marked ``GROUP_SD_RESCALED`` and the others
-        ``GROUP_SD``: the same density, and the chains' rescaling moves of those sds."""
+        :attr:`group_sds`, in order) marked ``GROUP_SD_RESCALED``, where ``interwoven``
+        (and not ``rescaled``) ``GROUP_SD_INTERWOVEN``, and the others ``GROUP_SD``: the
+        same density, and the chains' rescaling moves of the marked sds (with their effects
+        non-centred in Hamiltonian paths where ``rescaled``)."""
         scale_of = self.scale_of.copy()
-        scale_of[self.group_sds] = np.where(rescaled, GROUP_SD_RESCALED, GROUP_SD)
+        scale_of[self.group_sds] = np.where(
+            rescaled, GROUP_SD_RESCALED, np.where(interwoven, GROUP_SD_INTERWOVEN, GROUP_SD))
         return BuiltinPrior(self.kind, self.scales, self.locations, self.means if self.means.size
                             else None, self.n_outputs, self.block, self.intercept, self.power,
                             self.learn_scale, scale_of=scale_of,

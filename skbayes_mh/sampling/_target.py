@@ -14,7 +14,7 @@ from .._data import multiply, sum_each_row
 from .._passes import PASS_CHUNK, chunks, sum_stripes
 from .._validation import check_dense_matrix
 from ._shared import KERNEL_TUPLES, reduce_target
-from ..models._base import GROUP_RESCALE_MAX_DETERMINED
+from ..models._base import GROUP_RESCALE_MAX_DETERMINED, GROUP_RESCALE_MIN_EVIDENCE
 from ..models._optimize import (LowRankCovariance, full_covariance_affordable,
                                 low_rank_directions)
 
@@ -104,7 +104,8 @@ class Target:
                                                                    inv_temperature, full)
         if prior.group_sds.size:
             prior = prior.with_rescaled_sds(
-                model.group_determined < GROUP_RESCALE_MAX_DETERMINED)
+                model.group_determined < GROUP_RESCALE_MAX_DETERMINED,
+                model.group_evidence < GROUP_RESCALE_MIN_EVIDENCE)
         target = cls("linear", model.spec(data), prior, float(inv_temperature), data.n_rows, d,
                      model, data, theta_map, covariance, n_passes=n_passes)
         if low_rank and not full:

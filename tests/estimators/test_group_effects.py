@@ -13,7 +13,9 @@ from scipy import stats
 from skbayes_mh import MinibatchMHLogisticRegression, MinibatchMHPoissonRegression
 from skbayes_mh.sampling import _target as target_module
 from skbayes_mh.linear_model._groups import cholesky_factor
-from skbayes_mh.models._prior import (BASE, GAUSSIAN, GROUP_CORRELATION, GROUP_SD, LOG_SCALE,
+from skbayes_mh.models._base import GROUP_RESCALE_MIN_EVIDENCE, group_evidence
+from skbayes_mh.models._prior import (BASE, GAUSSIAN, GROUP_CORRELATION, GROUP_SD,
+                                      GROUP_SD_INTERWOVEN, GROUP_SD_RESCALED, LOG_SCALE,
                                       BuiltinPrior)
 
 from _models import long_metropolis_chain, quiet_fit
@@ -55,11 +57,13 @@ def grouped_logistic_log_prior(theta):
     return total
 
 
-def test_group_prior_matches_scipy():
+@pytest.mark.parametrize("marking", [GROUP_SD, GROUP_SD_RESCALED, GROUP_SD_INTERWOVEN])
+def test_group_prior_matches_scipy(marking):
     """The kernel's hierarchical prior (``scale_of``) and its gradient: effects normal of
     their term's sd, the sd half-normal (sampled as its log, Jacobian included), beside a
-    base Gaussian prior and a family's log-scale coordinate."""
-    scale_of = np.array([BASE, BASE, 7, 7, 7, BASE, BASE, GROUP_SD])
+    base Gaussian prior and a family's log-scale coordinate; the same density whichever
+    moves the sd's marking gives the chains."""
+    scale_of = np.array([BASE, BASE, 7, 7, 7, BASE, BASE, marking])
     scales = np.array([1.5, 2.0, 1.0, 1.0, 1.0, 3.0, 2.0, 0.7])
     rng = np.random.default_rng(0)
     for kind in (GAUSSIAN, GAUSSIAN | LOG_SCALE):
@@ -159,26 +163,56 @@ def long_chain():
                                  draws.mean(axis=0), 0.8 * draws.std(axis=0), 400_000)
 
 
+#: A sampling scheme of a group-level sd, forced by the two thresholds its choice reads
+#: (``GROUP_RESCALE_MAX_DETERMINED``, ``GROUP_RESCALE_MIN_EVIDENCE``).
+SCHEMES = {"centred": (-1.0, -np.inf), "rescaled": (2.0, -np.inf),
+           "interwoven": (-1.0, np.inf)}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("acceptance, n_draws, rescaled", [
-    ("auto", 5000, False), ("barker", 12000, False), ("auto", 5000, True),
-    ("minibatch", 5000, True)])
-def test_random_intercepts_match_an_independent_long_chain(acceptance, n_draws, rescaled,
+@pytest.mark.parametrize("acceptance, n_draws, scheme", [
+    ("auto", 5000, "centred"), ("barker", 12000, "centred"), ("auto", 5000, "rescaled"),
+    ("minibatch", 5000, "rescaled"), ("auto", 5000, "interwoven")])
+def test_random_intercepts_match_an_independent_long_chain(acceptance, n_draws, scheme,
                                                            long_chain, monkeypatch):
     """Each group's effect, the group sd and the weight: the estimator's draws against a
     long random-walk Metropolis chain of the same posterior written as a user's row model
     (another path through the kernels, and a prior written here), every mean and sd within
     Monte Carlo error, at a size that sees a 0.1 sd shift or a 10% sd error (Barker's test
-    accepts about half as often as Metropolis's: twice the draws). ``rescaled``: the sd
-    also takes the chains' rescaling moves (which these data, 50 rows a group, do not
-    need), decided by the full data and by the minibatch test with its proxies."""
-    if rescaled:
-        monkeypatch.setattr(target_module, "GROUP_RESCALE_MAX_DETERMINED", 2.0)
+    accepts about half as often as Metropolis's: twice the draws). The sd's scheme is
+    forced: centred paths; non-centred paths and the chains' rescaling moves (which these
+    data, 50 rows a group, do not need), decided by the full data and by the minibatch test
+    with its proxies; centred paths with the rescaling moves (interwoven)."""
+    determined, evidence = SCHEMES[scheme]
+    monkeypatch.setattr(target_module, "GROUP_RESCALE_MAX_DETERMINED", determined)
+    monkeypatch.setattr(target_module, "GROUP_RESCALE_MIN_EVIDENCE", evidence)
     X, y, _ = grouped_logistic()
     fit = quiet_fit(MinibatchMHLogisticRegression(
         **REFERENCE_SETTINGS, acceptance=acceptance, n_draws=n_draws, n_chains=4,
         random_state=0), X, y)
-    assert_same_distribution(fit._theta_draws(), long_chain[None], label=acceptance)
+    assert_same_distribution(fit._theta_draws(), long_chain[None],
+                             label=f"{acceptance}, {scheme}")
+
+
+@pytest.mark.parametrize("m", [5, 40])
+def test_group_evidence_is_the_normal_evidence_ratio_at_the_empirical_bayes_sd(m):
+    """``group_evidence`` (which chooses the interwoven scheme) against the log ratio of
+    the evidences ``N(e_hat; 0, sd^2 + 1 / lam)`` and ``N(e_hat; 0, 1 / lam)`` written with
+    SciPy, for ``m`` normal estimates ``e_hat`` of one precision ``lam``, at the sd that
+    maximises the first; and the five groups of 66 rows that stalled centred chains fall
+    below the threshold, forty such groups above it."""
+    rng = np.random.default_rng(m)
+    lam = 0.03
+    estimates = rng.normal(0.0, np.sqrt(2.0 / lam), m)
+    sd2 = np.mean(estimates**2) - 1.0 / lam
+    assert sd2 > 0
+    expected = (stats.norm.logpdf(estimates, 0.0, np.sqrt(sd2 + 1.0 / lam)).sum()
+                - stats.norm.logpdf(estimates, 0.0, np.sqrt(1.0 / lam)).sum())
+    determined = sd2 * lam / (1.0 + sd2 * lam)
+    np.testing.assert_allclose(group_evidence(np.array([determined]), np.array([m])),
+                               expected, rtol=1e-10)
+    below = group_evidence(np.array([0.52]), np.array([m]))[0] < GROUP_RESCALE_MIN_EVIDENCE
+    assert below == (m == 5)
 
 
 def undiffering_groups(n=300, seed=1):
