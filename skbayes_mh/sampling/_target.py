@@ -14,7 +14,8 @@ from .._data import multiply, sum_each_row
 from .._passes import PASS_CHUNK, chunks, sum_stripes
 from .._validation import check_dense_matrix
 from ._shared import KERNEL_TUPLES, reduce_target
-from ..models._base import GROUP_RESCALE_MAX_DETERMINED, GROUP_RESCALE_MIN_EVIDENCE
+from ..models._base import (GROUP_INTERWEAVE_MIN_DETERMINED, GROUP_RESCALE_MAX_DETERMINED,
+                            GROUP_RESCALE_MIN_EVIDENCE)
 from ..models._optimize import (LowRankCovariance, full_covariance_affordable,
                                 low_rank_directions)
 
@@ -103,9 +104,11 @@ class Target:
         theta_map, covariance, n_passes, reference = model.laplace(data, prior,
                                                                    inv_temperature, full)
         if prior.group_sds.size:
+            determined = model.group_determined
+            interwoven = ((model.group_evidence < GROUP_RESCALE_MIN_EVIDENCE)
+                          & (determined >= GROUP_INTERWEAVE_MIN_DETERMINED))
             prior = prior.with_rescaled_sds(
-                model.group_determined < GROUP_RESCALE_MAX_DETERMINED,
-                model.group_evidence < GROUP_RESCALE_MIN_EVIDENCE)
+                (determined < GROUP_RESCALE_MAX_DETERMINED) & ~interwoven, interwoven)
         target = cls("linear", model.spec(data), prior, float(inv_temperature), data.n_rows, d,
                      model, data, theta_map, covariance, n_passes=n_passes)
         if low_rank and not full:

@@ -163,10 +163,16 @@ def long_chain():
                                  draws.mean(axis=0), 0.8 * draws.std(axis=0), 400_000)
 
 
-#: A sampling scheme of a group-level sd, forced by the two thresholds its choice reads
-#: (``GROUP_RESCALE_MAX_DETERMINED``, ``GROUP_RESCALE_MIN_EVIDENCE``).
-SCHEMES = {"centred": (-1.0, -np.inf), "rescaled": (2.0, -np.inf),
-           "interwoven": (-1.0, np.inf)}
+#: A sampling scheme of a group-level sd, forced by the thresholds its choice reads.
+SCHEMES = {"centred": (-1.0, -np.inf, 0.0), "rescaled": (2.0, -np.inf, 0.0),
+           "interwoven": (-1.0, np.inf, -1.0)}
+
+
+def force_scheme(monkeypatch, scheme):
+    """Every group-level sd sampled by ``scheme`` (a key of :data:`SCHEMES`)."""
+    for name, value in zip(("GROUP_RESCALE_MAX_DETERMINED", "GROUP_RESCALE_MIN_EVIDENCE",
+                            "GROUP_INTERWEAVE_MIN_DETERMINED"), SCHEMES[scheme]):
+        monkeypatch.setattr(target_module, name, value)
 
 
 @pytest.mark.slow
@@ -183,9 +189,7 @@ def test_random_intercepts_match_an_independent_long_chain(acceptance, n_draws, 
     forced: centred paths; non-centred paths and the chains' rescaling moves (which these
     data, 50 rows a group, do not need), decided by the full data and by the minibatch test
     with its proxies; centred paths with the rescaling moves (interwoven)."""
-    determined, evidence = SCHEMES[scheme]
-    monkeypatch.setattr(target_module, "GROUP_RESCALE_MAX_DETERMINED", determined)
-    monkeypatch.setattr(target_module, "GROUP_RESCALE_MIN_EVIDENCE", evidence)
+    force_scheme(monkeypatch, scheme)
     X, y, _ = grouped_logistic()
     fit = quiet_fit(MinibatchMHLogisticRegression(
         **REFERENCE_SETTINGS, acceptance=acceptance, n_draws=n_draws, n_chains=4,
@@ -303,7 +307,7 @@ def test_correlated_intercepts_and_slopes_match_an_independent_long_chain(monkey
     rescaling moves of both sds and moves of the correlation that carry the effects. With
     the correlation move's Jacobian off by a fifth this test fails. Centred paths (groups
     of many rows) run the same prior, tested against SciPy above."""
-    monkeypatch.setattr(target_module, "GROUP_RESCALE_MAX_DETERMINED", 2.0)
+    force_scheme(monkeypatch, "rescaled")
     X, y, _ = grouped_slopes()
     fit = quiet_fit(MinibatchMHLogisticRegression(
         group_effects={1: [0]}, autoscale=False, fit_intercept=False, n_draws=6000,
