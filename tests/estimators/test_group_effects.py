@@ -324,7 +324,8 @@ def test_grouped_fit_in_a_pipeline_names_effects_and_predicts_unseen_groups():
     """Default settings in a pipeline whose ColumnTransformer scales the numeric column and
     passes the group labels (strings) through: converged, effects and sd named, a level
     unseen in fit predicted at the population level averaged over a new group's effect
-    (between the extreme groups' predictions, and not the population's own)."""
+    (between the extreme groups' predictions, and not the population's own), and a missing
+    label likewise."""
     pd = pytest.importorskip("pandas")
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import make_pipeline
@@ -360,6 +361,10 @@ def test_grouped_fit_in_a_pipeline_names_effects_and_predicts_unseen_groups():
     # A new group's effect spreads the log-odds: the mean probability moves toward 1/2.
     assert abs(p_new - 0.5) < abs(population - 0.5)
     np.testing.assert_array_equal(model.predict_proba(unseen), model.predict_proba(unseen))
+    # A missing label at predict (refused in fit) is a group the fit has not seen.
+    for missing in (None, np.nan):
+        np.testing.assert_array_equal(
+            model.predict_proba(unseen.assign(carrier=missing)), model.predict_proba(unseen))
 
 
 def test_group_effects_refuse_bad_input():
