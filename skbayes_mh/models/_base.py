@@ -37,20 +37,18 @@ GROUP_RESCALE_MAX_DETERMINED = 0.5
 #: its sd marked ``GROUP_SD_INTERWOVEN``: its posterior then reaches toward sd 0, where
 #: centred Hamiltonian paths stall, so its chains take the rescaling moves too, with
 #: centred paths (non-centred ones, whose shape is fixed at one sd, mix effects the data
-#: determine poorly when the sd's posterior spans orders of magnitude: few groups). Five groups of 66 rows (``gamma / m`` 0.52, 0.88 nats, RobustTRegression on
-#: diabetes with age bands), eight seeds: centred only, two fits had a chain sit hundreds
-#: of draws at sd 1.9 with acceptance 0 (R-hat 1.04 and 1.10) and the others never went
-#: below sd 3 (their sd's 1st percentile 3.2 to 4.0); non-centred with rescaling moves,
-#: 1.0 to 1.8 but 1 to 4.5 s a fit and one R-hat of 1.015; interwoven, all eight converged
-#: in about 0.5 s with 1st percentiles of 0.9 to 2.2.
+#: determine poorly when the sd's posterior spans orders of magnitude: few groups). On
+#: diabetes' five age bands (``gamma / m`` 0.52, 0.88 nats; eight seeds of
+#: ``benchmarks/studies/group_schemes.py``, table in docs/estimators.md) centred chains
+#: converged 6 times (R-hat up to 1.099) and put the sd's 1st percentile at 3.5 where the
+#: others found 1.4 to 1.6; non-centred 7 times in 5 times as long; interwoven 8 times.
 GROUP_RESCALE_MIN_EVIDENCE = 3.0
 #: Below this share the effects are barely determined at any sd the posterior reaches and
-#: non-centred paths suit them. Measured (default fits, logistic and Student-t, 3 to 500
-#: groups): at ``gamma / m`` 0 (six groups that do not differ) interwoven chains stalled
-#: (R-hat 1.020 against 1.007 non-centred in a twentieth of the time), at 0.05 to 0.15
-#: (200 and 500 groups of 3 or 4 rows) they took 1.5 to 4.5 times as long, at 0.19 to
-#: 0.22 both did as well; at 0.28 to 0.45 (three to five groups of 60 to 110 rows)
-#: non-centred paths took 3 to 6 times as long or stayed at R-hat 1.27.
+#: non-centred paths suit them: six groups that do not differ (``gamma / m`` 0 to 0.2)
+#: converged 8 times of 8 non-centred, 3 interwoven (R-hat up to 1.045); 200 and 500 groups
+#: of 3 or 4 rows (0.05 to 0.15; two seeds each) took up to 4.5 times as long interwoven,
+#: one fit ending at R-hat 1.014. Above it, three to five groups of 60 to 100 rows
+#: converged every time interwoven and 2 to 7 times of 8 non-centred (R-hat up to 1.39).
 GROUP_INTERWEAVE_MIN_DETERMINED = 0.2
 #: The variance of a group-level sd's log in the chains' start and shape is at most this:
 #: that of the log of the half-normal hyperprior's draws (``log |Z|``, ``Z`` standard
