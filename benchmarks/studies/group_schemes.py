@@ -5,12 +5,13 @@ the scheme the rule picks, in one process, over several seeds.
 
 The schemes: centred Hamiltonian paths only; non-centred paths with the rescaling moves;
 centred paths with the rescaling moves (interwoven). Each is forced by setting the three
-thresholds in ``sampling/_target.py``; ``rule`` leaves them. Printed per data set (its
-share of determined effects ``gamma / m``, number of groups ``m`` and evidence for the
-effects over none, in nats, their range over the seeds) and scheme: the seeds' fits converged (R-hat <= 1.01 over
-every parameter), their wall seconds (median, max), their smallest bulk ESS (median) and
-the median over the seeds of the sd's 1st percentile, which a scheme that misses the
-funnel's neck puts too high (table in ``docs/estimators.md``).
+thresholds in ``sampling/_target.py``; ``rule`` leaves them. Printed per data set: the range
+over the seeds of its share of determined effects ``gamma / m`` and of the evidence for the
+effects over none (nats), and the schemes the rule picked; then per scheme, the seeds'
+fits converged (R-hat <= 1.01 over every parameter) and the largest R-hat, their wall
+seconds (median, max), their smallest bulk ESS (median) and the median over the seeds of
+the sd's 1st percentile, which a scheme that misses the funnel's neck puts too high (table
+in ``docs/estimators.md``).
 
 Data: diabetes (``load_diabetes(scaled=False)``, its 331-row training split, the ten
 features standardised on it, age in five bands as the grouping, as a ``ColumnTransformer``

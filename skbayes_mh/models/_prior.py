@@ -4,8 +4,7 @@ approximation."""
 import numpy as np
 
 from .._kernels.priors import (BASE, GAUSSIAN, GROUP_CORRELATION, GROUP_SD, GROUP_SD_INTERWOVEN,
-                               GROUP_SD_RESCALED,
-                               LAPLACE, LKJ_SHAPE, LOG_SCALE, NO_PRIOR,
+                               GROUP_SD_RESCALED, LAPLACE, LKJ_SHAPE, LOG_SCALE, NO_PRIOR,
                                log_prior_and_gradient)
 from .._kernels.specs import Prior
 from .._passes import column_slices
@@ -43,9 +42,9 @@ class BuiltinPrior:
         makes coordinate ``k`` an effect ``N(locations_k, exp(theta_a)^2)``,
         ``GROUP_SD`` makes it the log of a half-normal sd of scale ``scales_k`` (the last
         coordinates; ``GROUP_SD_RESCALED`` and ``GROUP_SD_INTERWOVEN`` likewise, its chains
-        then also taking rescaling moves), ``GROUP_CORRELATION`` makes it an unconstrained coordinate of a grouping's
-        correlation matrix, ``BASE`` leaves it to the base prior; None: no group-level
-        effects.
+        then also taking rescaling moves), ``GROUP_CORRELATION`` makes it an unconstrained
+        coordinate of a grouping's correlation matrix, ``BASE`` leaves it to the base prior;
+        None: no group-level effects.
     correlations : array-like of int or None
         The groupings whose terms are correlated, as ``_kernels/priors.py`` reads them;
         None: none.
