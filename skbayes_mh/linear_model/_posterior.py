@@ -38,7 +38,9 @@ class FittedPosterior:
         within ``predict_tol`` of the mean over every stored draw (that mean where it is
         None): :func:`~skbayes_mh.linear_model._predictive.predictive_mean`, given the
         family's method named ``curvature`` (``"mean_curvature"`` or
-        ``"probability_curvature"``) where it has one.
+        ``"probability_curvature"``) where it has one, and its third derivatives
+        (``"mean_third_derivative"``, ``"probability_third_derivative"``) and fourth
+        derivative's bound where it has them.
 
         Returns
         -------
@@ -50,9 +52,12 @@ class FittedPosterior:
             raise ValueError(f"predict_tol must be a positive float or None; got {tol!r}.")
         X, coef, intercept = self._linear_draws(X)
         family = self._family()
+        third = curvature.replace("curvature", "third_derivative") if curvature else None
         return predictive_mean(X, coef, intercept, transform, tol, relative=relative,
                                third_derivative=family.third_derivative_bound,
-                               curvature=getattr(family, curvature) if curvature else None)
+                               curvature=getattr(family, curvature) if curvature else None,
+                               third=getattr(family, third) if third else None,
+                               fourth_derivative=family.fourth_derivative_bound)
 
     def _predictive(self, X, transform, variance=False):
         """The mean over every stored draw (and with ``variance`` the variance) of

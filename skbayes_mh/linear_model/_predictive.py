@@ -1,5 +1,5 @@
-"""Posterior-predictive means, from a second-order expansion with a proven error bound
-where the posterior is narrow, and over every stored draw elsewhere.
+"""Posterior-predictive means, from a second- or third-order expansion with a proven error
+bound where the posterior is narrow, and over every stored draw elsewhere.
 
 A prediction is the mean over the stored draws ``s`` of ``f(eta_s)``, where ``eta_s = x
 W_s' + b_s`` are a row's linear predictors under draw ``s`` and ``f`` gives class
@@ -9,9 +9,15 @@ of ``f(mu + d_s)`` is ``f(mu) + f2(mu) v / 2 + R`` exactly (``f2``, ``f3``: the 
 third derivatives), with ``v`` the draws' variance of ``d_s = eta_s - mu`` (from their
 covariance: no draw is evaluated), and ``|R| <= sup |f3| rho v^(3/2) / 6`` over ``mu +- rho
 sqrt(v)``, where ``rho`` is the largest Mahalanobis radius of a draw (Cauchy-Schwarz:
-``|d_s| <= rho sqrt(v)``). A row whose bound is within the tolerance keeps that estimate;
-every other row, and every row of a model without the bound (several outputs, more than a
-quarter as many weights as draws), is averaged over every draw. A bound, not a standard
+``|d_s| <= rho sqrt(v)``). Where that bound is above the tolerance and the family gives
+its third and fourth derivatives, the third-order estimate ``f(mu) + f2(mu) v / 2 +
+f3(mu) m3 / 6`` (``m3``, the draws' mean of ``d_s^3``, from their third moments) with
+``|R| <= sup |f4| rho^2 v^2 / 24`` (``d_s^4 <= rho^2 v d_s^2``) replaces it where that bound
+is the smaller: where the posterior is a few times wider than on tall data (a few thousand
+rows), it settles the rows the second-order bound leaves. A row whose bound is within the
+tolerance keeps its estimate; every other row, and every row of a model without the bound
+(several outputs, more than a quarter as many weights as draws), is averaged over every
+draw. A bound, not a standard
 error: no row can be off by more (but for the rounding of ``f2``'s differences, about 1e-8
 of ``f`` times ``v``), whatever the shape of the posterior. (Estimates from subsets of the
 draws were tried and dropped: on rows whose probabilities sit near 1 in all but a few
@@ -45,6 +51,10 @@ SECOND_ORDER_MAX_SHARE = 0.25
 #: the blocks spread evenly over the cores (the rows it does not settle average every draw
 #: in blocks of :data:`PREDICT_BLOCK_BYTES`).
 SECOND_ORDER_BLOCK_ROWS = 1 << 13
+#: The third-order term serves draws of at most this many directions (weights and
+#: intercept): a row's costs their cube, against their number times the draws for every
+#: draw.
+THIRD_ORDER_MAX_DIRECTIONS = 32
 #: Rows of the pilot that decides whether the second-order path is tried at all.
 PILOT_ROWS = 256
 #: Step of the second differences that give ``f2`` at ``mu``, relative to ``1 + |mu|``
@@ -191,7 +201,8 @@ def row_blocks(X, n_draws, n_outputs):
 
 
 def predictive_mean(X, coef, intercept, transform, tol, relative=False,
-                    third_derivative=None, curvature=None):
+                    third_derivative=None, curvature=None, third=None,
+                    fourth_derivative=None):
     """The mean over the stored draws of ``transform(eta, draws)`` for each row of ``X``:
     the second-order estimate where its error bound is within ``tol``, the mean over every
     draw elsewhere; in blocks of rows on every core.
@@ -222,6 +233,12 @@ def predictive_mean(X, coef, intercept, transform, tol, relative=False,
         their second derivatives in it, each of ``transform``'s value shape per row (the
         family's ``mean_curvature`` or ``probability_curvature``); None: second
         differences of ``transform``.
+    third, fourth_derivative : callable or None, default=None
+        ``third(mu)``: the third derivatives at ``mu``, shaped as ``curvature``'s values
+        (the family's ``mean_third_derivative`` or ``probability_third_derivative``), and
+        ``fourth_derivative(low, high)``, a bound on the absolute fourth derivative, as
+        ``third_derivative``: rows whose second-order bound is above ``tol`` then take the
+        third-order estimate where its bound is within it.
 
     Returns
     -------
@@ -234,7 +251,7 @@ def predictive_mean(X, coef, intercept, transform, tol, relative=False,
     if (tol is not None and third_derivative is not None and n_outputs == 1
             and coef.shape[2] + 1 <= SECOND_ORDER_MAX_SHARE * n_draws):
         second_order = SecondOrder(coef[:, 0], intercept[:, 0], third_derivative,
-                                   curvature)
+                                   curvature, third, fourth_derivative)
 
     def within(estimate, bound):
         allowed = tol
@@ -243,18 +260,21 @@ def predictive_mean(X, coef, intercept, transform, tol, relative=False,
                 axis=1)
         return bound <= allowed
 
+    def loose(estimate, bound):
+        return ~within(estimate, bound)
+
     if second_order is not None:
         # A pilot of evenly spaced rows: where the bound settles fewer than half of them (a
         # posterior too wide for the expansion), every row averages every draw at once.
         pilot = X[np.linspace(0, X.shape[0] - 1, min(X.shape[0], PILOT_ROWS)).astype(np.intp)]
-        if np.mean(within(*second_order.estimate(pilot, transform))) < 0.5:
+        if np.mean(within(*second_order.estimate(pilot, transform, loose))) < 0.5:
             second_order = None
     if second_order is None:
         return np.concatenate(map_on_cores(every_draw, in_blocks(X, EVERY_DRAW_BLOCK_ROWS)))
 
     def second_order_or_every_draw(X_block):
-        estimate, bound = second_order.estimate(X_block, transform)
-        rest = np.flatnonzero(~within(estimate, bound))
+        estimate, bound = second_order.estimate(X_block, transform, loose)
+        rest = np.flatnonzero(loose(estimate, bound))
         if rest.size:
             estimate[rest] = every_draw(X_block[rest])
         return estimate
@@ -264,8 +284,10 @@ def predictive_mean(X, coef, intercept, transform, tol, relative=False,
 
 
 class SecondOrder:
-    """The second-order path for one linear predictor: each row's estimate ``f(mu) + f2(mu)
-    v / 2`` and the bound on its error (the module's docstring).
+    """The expansion's path for one linear predictor: each row's estimate ``f(mu) + f2(mu)
+    v / 2`` and the bound on its error (the module's docstring); where a family gives its
+    third and fourth derivatives, the third-order estimate and its bound for the rows
+    whose second-order bound is too loose.
 
     Parameters
     ----------
@@ -276,9 +298,16 @@ class SecondOrder:
     curvature : callable or None, default=None
         ``curvature(mu)``: ``f(mu)`` and ``f2(mu)`` (:func:`predictive_mean`); None: ``f2``
         from second differences of the transform.
+    third : callable or None, default=None
+        ``third(mu)``: ``f3(mu)``, shaped as ``f(mu)``.
+    fourth_derivative : callable or None, default=None
+        ``fourth_derivative(low, high)``: a bound on ``|f4|`` over each row's interval.
+        With ``third`` and ``curvature``, and at most :data:`THIRD_ORDER_MAX_DIRECTIONS`
+        directions of the draws, the third-order term is available.
     """
 
-    def __init__(self, weights, intercepts, third_derivative, curvature=None):
+    def __init__(self, weights, intercepts, third_derivative, curvature=None, third=None,
+                 fourth_derivative=None):
         theta = np.column_stack([weights, intercepts])
         self.mean = theta.mean(axis=0)
         centred = theta - self.mean
@@ -295,10 +324,27 @@ class SecondOrder:
                                            initial=0.0)))
         self.third_derivative = third_derivative
         self.curvature = curvature
+        self.third, self.fourth_derivative = third, fourth_derivative
+        self._whitened = whitened
+        self.has_third_order = (curvature is not None and third is not None
+                                and fourth_derivative is not None
+                                and 0 < whitened.shape[1] <= THIRD_ORDER_MAX_DIRECTIONS)
 
-    def estimate(self, X, transform):
+    @functools.cached_property
+    def third_moments(self):
+        """The whitened draws' third moments ``E[w_i w_j w_k]``, ``(k, k^2)``: a row's
+        ``d_s = a . w_s`` (``a`` its spread) has ``E[d_s^3]`` their contraction with
+        ``a`` three times."""
+        whitened = self._whitened
+        pairs = (whitened[:, :, None] * whitened[:, None, :]).reshape(len(whitened), -1)
+        return (whitened.T @ pairs) / len(whitened)
+
+    def estimate(self, X, transform, refine=None):
         """Each row's second-order estimate ``(rows, ...)`` of the mean of ``transform``
-        over every draw, and the bound on its error ``(rows,)``."""
+        over every draw, and the bound on its error ``(rows,)``; with ``refine``
+        (``refine(estimate, bound)``: the rows, a boolean mask, whose bound is too loose)
+        and the third-order term available, those rows' third-order estimate where its
+        bound is the smaller."""
         products = np.asarray(X @ self.weight_columns)
         products += self.intercept_columns
         centre, spread = products[:, 0], products[:, 1:]
@@ -314,7 +360,43 @@ class SecondOrder:
         reach = self.radius * sd
         bound = self.third_derivative(centre - reach, centre + reach)
         bound *= (self.radius / 6.0) * variance * sd
+        if refine is not None and self.has_third_order:
+            rows = np.flatnonzero(refine(estimate, bound))
+            if rows.size:
+                self._third_order(estimate, bound, rows, centre[rows], spread[rows],
+                                  variance[rows], reach[rows])
         return estimate, bound
+
+    def third_order(self, X):
+        """Each row's third-order estimate and its bound (for the tests: :meth:`estimate`
+        takes them only where the second-order bound is too loose and theirs is tighter)."""
+        estimate, bound = self.estimate(X, None)
+        products = np.asarray(X @ self.weight_columns)
+        products += self.intercept_columns
+        centre, spread = products[:, 0], products[:, 1:]
+        variance = np.einsum("rk,rk->r", spread, spread)
+        bound[:] = np.inf
+        self._third_order(estimate, bound, np.arange(X.shape[0]), centre, spread, variance,
+                          self.radius * np.sqrt(variance))
+        return estimate, bound
+
+    def _third_order(self, estimate, bound, rows, centre, spread, variance, reach):
+        """Where the third-order bound on ``rows`` is below ``bound``: ``estimate`` plus
+        ``f3(mu) m3 / 6`` (``m3`` the draws' mean of ``d_s^3``) and that bound, ``sup |f4|
+        m4 / 24`` with ``m4``, the mean of ``d_s^4``, at most ``rho^2 v^2`` (``|d_s| <= rho
+        sqrt(v)``), in place."""
+        directions = spread.shape[1]
+        outer = (spread @ self.third_moments).reshape(len(rows), directions, directions)
+        third_moment = np.einsum("rjk,rj,rk->r", outer, spread, spread)
+        tighter = self.fourth_derivative(centre - reach, centre + reach)
+        tighter *= (self.radius ** 2 / 24.0) * variance * variance
+        better = np.flatnonzero(tighter < bound[rows])
+        if better.size:
+            third = self.third(centre[better])
+            expand = (slice(None),) + (None,) * (third.ndim - 1)
+            third *= (third_moment[better] / 6.0)[expand]
+            estimate[rows[better]] += third
+            bound[rows[better]] = tighter[better]
 
     @staticmethod
     def _second_differences(centre, variance, transform):

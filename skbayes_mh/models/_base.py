@@ -191,6 +191,15 @@ class LogLinkMean:
         """The mean ``exp(eta)`` is its own third derivative, largest at ``high``."""
         return np.exp(high)
 
+    @staticmethod
+    def mean_third_derivative(eta):
+        """The mean's third derivative at ``eta``: ``exp(eta)``."""
+        return np.exp(eta)
+
+    def fourth_derivative_bound(self, low, high):
+        """The mean's fourth derivative, ``exp(eta)`` too, largest at ``high``."""
+        return np.exp(high)
+
 
 class LinearModel(FireflyBounds):
     """A likelihood family whose row log-likelihood depends on theta only through
@@ -369,6 +378,15 @@ class LinearModel(FireflyBounds):
     #: second differences of the predictions instead.
     mean_curvature = None
     probability_curvature = None
+    #: With a curvature: ``fourth_derivative_bound(low, high)``, the same bound for the
+    #: fourth derivative, and ``mean_third_derivative(eta)`` (or
+    #: ``probability_third_derivative(eta)``), the third derivatives at ``eta`` shaped as
+    #: the predictions: the expansion then adds its third-order term where the
+    #: second-order bound is too loose (``linear_model._predictive.SecondOrder``). None:
+    #: second order only.
+    fourth_derivative_bound = None
+    mean_third_derivative = None
+    probability_third_derivative = None
 
     # --- what a model may override -------------------------------------------------------
 
@@ -656,14 +674,29 @@ ENVELOPE_REACH = 40.0
 
 
 @functools.lru_cache(maxsize=None)
-def _third_derivative_envelope(family):
-    """``max_{|t| >= a} |F'''(t)|`` on the grid ``a = 0, ENVELOPE_STEP, ...`` (each value
-    the largest over a finer grid of its cell and beyond)."""
+def _derivative_envelope(family, order):
+    """``max_{|t| >= a} |F^(order)(t)|`` (``order`` 3 or 4) on the grid ``a = 0,
+    ENVELOPE_STEP, ...`` (each value the largest over a finer grid of its cell and
+    beyond)."""
     fine = np.arange(0.0, ENVELOPE_REACH + ENVELOPE_STEP, ENVELOPE_STEP / 16)
-    # At -|t|, where F is small and its (even) third derivative accurate to the last digits.
-    size = np.abs(family.inverse_link_third_derivative(-fine))
+    derivative = (family.inverse_link_third_derivative if order == 3
+                  else family.inverse_link_fourth_derivative)
+    # At -|t|, where F is small and its derivatives (|F^(k)| is even) accurate to the last
+    # digits.
+    size = np.abs(derivative(-fine))
     envelope = np.maximum.accumulate(size[::-1])[::-1][::16]
     return envelope * (1.0 + 1e-3)  # the finer grid's spacing: a margin of a thousandth
+
+
+def _envelope_bound(family, order, low, high):
+    """The largest ``|F^(order)|`` over ``[low, high]`` (arrays), at most: the envelope
+    ``max_{|t| >= a} |F^(order)(t)|`` at the interval's smallest ``|eta|``, ``a``, read at
+    the grid point at or below ``a`` (the envelope does not increase)."""
+    envelope = _derivative_envelope(family, order)
+    nearest = np.where((low <= 0.0) & (high >= 0.0), 0.0,
+                       np.minimum(np.abs(low), np.abs(high)))
+    index = np.minimum((nearest / ENVELOPE_STEP).astype(np.intp), envelope.size - 1)
+    return envelope[index]
 
 
 class BinaryModel(LinearModel):
@@ -679,6 +712,8 @@ class BinaryModel(LinearModel):
     #: symmetric ``F``), from one evaluation of ``F``; ``F'''(eta)``, an even one.
     inverse_link_curvature = None
     inverse_link_third_derivative = None
+    #: ``inverse_link_fourth_derivative(eta)``: ``F''''(eta)``, an odd one.
+    inverse_link_fourth_derivative = None
 
     def probability_curvature(self, eta):
         """``[1 - F(eta), F(eta)]`` and their second derivatives ``[-F'', F'']``, each of
@@ -688,14 +723,18 @@ class BinaryModel(LinearModel):
                 np.column_stack([-second, second]))
 
     def third_derivative_bound(self, low, high):
-        """The largest ``|F'''|`` over ``[low, high]`` (``1 - F`` has the same), at most:
-        the envelope ``max_{|t| >= a} |F'''(t)|`` at the interval's smallest ``|eta|``,
-        ``a``, read at the grid point at or below ``a`` (the envelope does not increase)."""
-        envelope = _third_derivative_envelope(type(self))
-        nearest = np.where((low <= 0.0) & (high >= 0.0), 0.0,
-                           np.minimum(np.abs(low), np.abs(high)))
-        index = np.minimum((nearest / ENVELOPE_STEP).astype(np.intp), envelope.size - 1)
-        return envelope[index]
+        """The largest ``|F'''|`` over ``[low, high]`` (``1 - F`` has the same), at most."""
+        return _envelope_bound(type(self), 3, low, high)
+
+    def fourth_derivative_bound(self, low, high):
+        """The largest ``|F''''|`` over ``[low, high]`` (``1 - F`` has the same), at most."""
+        return _envelope_bound(type(self), 4, low, high)
+
+    def probability_third_derivative(self, eta):
+        """The third derivatives of ``[1 - F(eta), F(eta)]``, ``[-F''', F''']``, of shape
+        (n_rows, 2)."""
+        third = self.inverse_link_third_derivative(eta)
+        return np.column_stack([-third, third])
 
     def log_likelihood(self, eta, variables, y):
         """``log F((2 y - 1) eta)`` for labels ``y`` in {0, 1}."""

@@ -45,6 +45,10 @@ class BinomialModel(LogisticModel):
         """The success probability and its second derivative."""
         return self.inverse_link_curvature(eta)
 
+    def mean_third_derivative(self, eta):
+        """The success probability's third derivative."""
+        return self.inverse_link_third_derivative(eta)
+
     def noise_variance(self, eta, variables):
         """A new row of one trial: ``S(eta) (1 - S(eta))``."""
         p = expit(eta[..., 0])

@@ -109,6 +109,12 @@ class LogisticModel(BinaryModel):
         """``s (1 - s) (1 - 6 s + 6 s^2)`` for ``s = expit(eta)``."""
         s = expit(eta)
         return s * (1.0 - s) * (1.0 - 6.0 * s + 6.0 * s * s)
+
+    @staticmethod
+    def inverse_link_fourth_derivative(eta):
+        """``s (1 - s) (1 - 2 s) (1 - 12 s + 12 s^2)`` for ``s = expit(eta)``."""
+        s = expit(eta)
+        return s * (1.0 - s) * (1.0 - 2.0 * s) * (1.0 - 12.0 * s + 12.0 * s * s)
     link = logistic_link
     link_rows = logistic_link_rows
     bound_coefficients = logistic_bound

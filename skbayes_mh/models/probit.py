@@ -99,6 +99,11 @@ class ProbitModel(BinaryModel):
     def inverse_link_third_derivative(eta):
         """``(eta^2 - 1) phi(eta)``."""
         return (eta * eta - 1.0) * np.exp(-0.5 * eta * eta) / np.sqrt(2.0 * np.pi)
+
+    @staticmethod
+    def inverse_link_fourth_derivative(eta):
+        """``eta (3 - eta^2) phi(eta)``."""
+        return eta * (3.0 - eta * eta) * np.exp(-0.5 * eta * eta) / np.sqrt(2.0 * np.pi)
     link = probit_link
     link_rows = probit_link_rows
     bound_coefficients = probit_bound

@@ -233,3 +233,58 @@ def test_the_vectorised_sigmoid_is_scipys_expit():
     out = np.empty_like(draws_major)
     assert sigmoid(draws_major, out=out) is out
     np.testing.assert_allclose(out, expit(draws_major), rtol=4.5e-16)
+
+
+def _expansion_cases():
+    """The families whose predictions take the expansion (``third_derivative_bound``):
+    each with its predictions' curvature method and, where it has one, third derivatives."""
+    cases = []
+    for param in _cases():
+        family = param.values[0]
+        if family.third_derivative_bound is None:
+            continue
+        kind = "probability" if family.probability_curvature is not None else "mean"
+        cases.append(pytest.param(family, kind, id=param.id))
+    return cases
+
+
+@pytest.mark.parametrize("family, kind", _expansion_cases())
+def test_the_expansions_derivatives_and_their_bounds(family, kind):
+    """What the predictions' expansion (``linear_model._predictive.SecondOrder``) reads of a
+    family: the second derivative (``*_curvature``) and third (``*_third_derivative``) of its
+    predictions match finite differences of the one before, and the bounds on the absolute
+    third and fourth derivatives over an interval (``third_derivative_bound``,
+    ``fourth_derivative_bound``) hold at every point of a fine grid of it."""
+    curvature = getattr(family, f"{kind}_curvature")
+    third = getattr(family, f"{kind}_third_derivative")
+    fourth_bound = family.fourth_derivative_bound
+    assert (third is None) == (fourth_bound is None)
+    grid = np.linspace(-12.0, 12.0, 4801)
+    h = 1e-4
+    value, second = curvature(grid)
+    plus, minus = curvature(grid + h)[0], curvature(grid - h)[0]
+    scale = 1.0 + np.abs(value)
+    np.testing.assert_allclose(second / scale, ((plus - 2 * value + minus) / h**2) / scale,
+                               atol=1e-5)
+    if third is None:
+        third_values = (curvature(grid + h)[1] - curvature(grid - h)[1]) / (2 * h)
+    else:
+        third_values = third(grid)
+        np.testing.assert_allclose(
+            third_values / scale,
+            ((curvature(grid + h)[1] - curvature(grid - h)[1]) / (2 * h)) / scale, atol=1e-6)
+    rng = np.random.default_rng(3)
+    third_size = np.abs(third_values).reshape(grid.size, -1).max(axis=1)
+    if third is not None:
+        fourth_size = (np.abs(third(grid + h) - third(grid - h)) / (2 * h)).reshape(
+            grid.size, -1).max(axis=1)
+    for _ in range(200):
+        low, high = np.sort(rng.uniform(-10.0, 10.0, size=2))
+        inside = (grid >= low) & (grid <= high)
+        if not inside.any():
+            continue
+        bound = family.third_derivative_bound(np.array([low]), np.array([high]))[0]
+        assert third_size[inside].max() <= bound * (1 + 1e-6) + 1e-12, (low, high)
+        if third is not None:
+            bound = fourth_bound(np.array([low]), np.array([high]))[0]
+            assert fourth_size[inside].max() <= bound * (1 + 1e-4) + 1e-9, (low, high)
