@@ -16,8 +16,8 @@ from .._docstrings import with_sections
 from .._passes import map_on_cores
 from ..posterior import Posterior, check_quantiles
 from ..sampling import chain_seeds
-from ._predictive import (OutputMajorDraws, by_row_blocks, linear_predictors,
-                          predictive_mean, row_blocks)
+from ._predictive import (SINGLE_PRECISION_MIN_TOL, OutputMajorDraws, by_row_blocks,
+                          linear_predictors, predictive_mean, row_blocks)
 
 #: Frames between a warning raised in ``fit``'s helpers and the user's call of ``fit``:
 #: helper -> ``_fit`` -> the estimator's ``fit`` -> the caller.
@@ -53,11 +53,15 @@ class FittedPosterior:
         X, coef, intercept = self._linear_draws(X)
         family = self._family()
         third = curvature.replace("curvature", "third_derivative") if curvature else None
+        single = (tol is not None and tol >= SINGLE_PRECISION_MIN_TOL
+                  and curvature in ("probability_curvature", "inverse_link_curvature")
+                  and getattr(family, "single_precision_probabilities", False))
         return predictive_mean(X, coef, intercept, transform, tol, relative=relative,
                                third_derivative=family.third_derivative_bound,
                                curvature=getattr(family, curvature) if curvature else None,
                                third=getattr(family, third) if third else None,
-                               fourth_derivative=family.fourth_derivative_bound)
+                               fourth_derivative=family.fourth_derivative_bound,
+                               single=single)
 
     def _predictive(self, X, transform, variance=False):
         """The mean over every stored draw (and with ``variance`` the variance) of
@@ -483,6 +487,14 @@ class PredictiveClassifierMixin:
         """Posterior-predictive probabilities: the mean over the stored draws of each
         draw's class probabilities (deterministic), within ``predict_tol`` (every draw with
         ``predict_tol=None``)."""
+        family = self._family()
+        if getattr(family, "inverse_link_curvature", None) is not None:
+            # Two classes: the mean of F(eta), the second class's probability, alone (one
+            # contiguous array a draw), the first's its complement.
+            positive = self._predictive_mean(
+                X, lambda eta, draws: family.inverse_link(eta[..., 0]),
+                curvature="inverse_link_curvature")
+            return np.column_stack([1.0 - positive, positive])
         return self._predictive_mean(X, self._probabilities,
                                      curvature="probability_curvature")
 

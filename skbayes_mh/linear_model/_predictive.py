@@ -55,6 +55,9 @@ SECOND_ORDER_BLOCK_ROWS = 1 << 13
 #: intercept): a row's costs their cube, against their number times the draws for every
 #: draw.
 THIRD_ORDER_MAX_DIRECTIONS = 32
+#: Predictions within at least this tolerance average every draw in float32 where the
+#: family's float32 values err by at most 2.5e-7 (``single_precision_probabilities``).
+SINGLE_PRECISION_MIN_TOL = 1e-5
 #: Rows of the pilot that decides whether the second-order path is tried at all.
 PILOT_ROWS = 256
 #: Step of the second differences that give ``f2`` at ``mu``, relative to ``1 + |mu|``
@@ -98,7 +101,7 @@ class OutputMajorDraws:
         return eta.transpose(2, 0, 1)
 
 
-def mean_over_draws(coef, intercept, transform):
+def mean_over_draws(coef, intercept, transform, single=False):
     """A function of rows ``X`` (n_rows, n_features; an array or a sparse matrix) giving the
     mean of ``transform(eta, draws)`` over every draw, ``(n_rows, ...)``, summed tile by
     tile: :data:`PREDICT_TILE_ROWS` rows x the draws whose linear predictors take
@@ -111,6 +114,9 @@ def mean_over_draws(coef, intercept, transform):
     intercept : ndarray of shape (n_draws, n_outputs)
     transform : callable
         As :func:`predictive_mean` takes it.
+    single : bool, default=False
+        ``transform`` receives float32 linear predictors (computed in float64) and may
+        return float32 values; their sums are float64.
     """
     n_draws, n_outputs, n_features = coef.shape
     tile_draws = max(1, PREDICT_TILE_BYTES // (8 * PREDICT_TILE_ROWS * n_outputs))
@@ -129,7 +135,10 @@ def mean_over_draws(coef, intercept, transform):
             for draws, factor, intercepts in tiles:
                 eta = np.asarray(X_tile @ factor).reshape(X_tile.shape[0], n_outputs, -1)
                 eta += intercepts
-                values = transform(eta.transpose(2, 0, 1), draws).sum(axis=0)
+                if single:
+                    eta = eta.astype(np.float32)
+                values = transform(eta.transpose(2, 0, 1), draws).sum(axis=0,
+                                                                      dtype=np.float64)
                 if total is None:
                     total = values
                 else:
@@ -202,7 +211,7 @@ def row_blocks(X, n_draws, n_outputs):
 
 def predictive_mean(X, coef, intercept, transform, tol, relative=False,
                     third_derivative=None, curvature=None, third=None,
-                    fourth_derivative=None):
+                    fourth_derivative=None, single=False):
     """The mean over the stored draws of ``transform(eta, draws)`` for each row of ``X``:
     the second-order estimate where its error bound is within ``tol``, the mean over every
     draw elsewhere; in blocks of rows on every core.
@@ -239,12 +248,16 @@ def predictive_mean(X, coef, intercept, transform, tol, relative=False,
         ``fourth_derivative(low, high)``, a bound on the absolute fourth derivative, as
         ``third_derivative``: rows whose second-order bound is above ``tol`` then take the
         third-order estimate where its bound is within it.
+    single : bool, default=False
+        The mean over every draw evaluates ``transform`` in float32
+        (:func:`mean_over_draws`): for a transform whose float32 values err by far less
+        than ``tol``.
 
     Returns
     -------
     ndarray of shape (n_rows, ...)
     """
-    every_draw = mean_over_draws(coef, intercept, transform)
+    every_draw = mean_over_draws(coef, intercept, transform, single)
     n_draws, n_outputs = intercept.shape
 
     second_order = None

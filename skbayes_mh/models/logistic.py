@@ -80,8 +80,14 @@ def sigmoid(eta, out=None):
     evaluates ``exp`` an element at a time (5.5 ns an element against about 2 ns here).
     Within 4e-16 of ``expit``, relatively; below ``eta = -709`` ``exp(-eta)`` overflows
     and the value is 0, where ``expit``'s is below 1e-308. ``out``: an array of ``eta``'s
-    shape to write the values in (as a ufunc's)."""
-    eta = np.asarray(eta, dtype=np.float64)
+    shape to write the values in (as a ufunc's). A float32 ``eta`` gives float32 values
+    (NumPy's float32 ``exp`` is vectorised where its float64 one is not: 1.4 against 5.2
+    ns an element on AVX2), within 2.5e-7 of the float64 values of the same ``eta`` in
+    float64 (``|eta| sigma'(eta) <= 0.224`` times float32's 6e-8 for its rounding, and a
+    few of float32's roundings of ``sigma`` itself)."""
+    eta = np.asarray(eta)
+    if eta.dtype != np.float32:
+        eta = eta.astype(np.float64, copy=False)
     values = np.empty_like(eta) if out is None else out
     np.negative(eta, out=values)
     with np.errstate(over="ignore"):
@@ -96,6 +102,7 @@ class LogisticModel(BinaryModel):
 
     name = "logistic"
     inverse_link = staticmethod(sigmoid)
+    single_precision_probabilities = True
     log_inverse_link = staticmethod(log_expit)
 
     @staticmethod

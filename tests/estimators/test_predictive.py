@@ -323,7 +323,9 @@ def test_predictions_within_their_tolerance_of_the_all_draws_mean(family):
         scale = np.maximum(1.0, np.abs(exact)) if family == "poisson" else 1.0
         error = np.abs(approximate - exact) / scale
         assert error.max() <= tol * (1 + 1e-6) + 1e-12, (tol, error.max())
-        expanded.append(np.mean(error > 1e-13))
+        # The rows that average every draw give that mean (the logistic's in float32, within
+        # 2.5e-7 of it: SINGLE_PRECISION_MIN_TOL); the others, the expansion's estimate.
+        expanded.append(np.mean(error > (1e-6 if family == "logistic" else 1e-13)))
     if family == "softmax":
         assert max(expanded) == 0
     else:  # some rows second-order and others every draw at one tolerance; at the other,
@@ -454,9 +456,9 @@ def test_the_third_order_term_settles_rows_the_second_order_bound_leaves():
         evaluated[order] = sum(seen)
     assert evaluated[2] >= len(X_all)  # every row, every draw
     assert evaluated[3] < 0.5 * len(X_all)
-    # The estimator's predictions take the third-order term.
-    np.testing.assert_array_equal(fit.set_params(predict_tol=1e-4).predict_proba(X_all),
-                                  found)
+    # The estimator's predictions take the third-order term (its rows that average every
+    # draw do so in float32, within 2.5e-7).
+    assert np.abs(fit.set_params(predict_tol=1e-4).predict_proba(X_all) - found).max() <= 3e-7
 
 
 def _traced_peak(function):

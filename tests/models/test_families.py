@@ -228,6 +228,12 @@ def test_the_vectorised_sigmoid_is_scipys_expit():
     np.testing.assert_allclose(value[normal], expected[normal], rtol=4.5e-16, atol=0)
     assert np.all(value[~normal] <= 1e-300) and np.all(value >= 0) and np.all(value <= 1)
     assert isinstance(sigmoid(0.3), np.float64) and sigmoid(0.3) == pytest.approx(expit(0.3))
+    # Linear predictors rounded to float32 give float32 values within 2.5e-7 of the float64
+    # ones of the predictors before rounding (what predictions within a tolerance of 1e-5
+    # or more average).
+    values = sigmoid(eta.astype(np.float32))
+    assert values.dtype == np.float32
+    np.testing.assert_allclose(values, value, rtol=0, atol=2.5e-7)
     np.testing.assert_allclose(sigmoid([1, 2]), expit([1.0, 2.0]), rtol=4.5e-16)
     draws_major = np.asfortranarray(np.random.default_rng(3).normal(0, 5, (40, 30)))
     out = np.empty_like(draws_major)
