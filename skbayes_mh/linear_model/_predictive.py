@@ -358,10 +358,35 @@ class SecondOrder:
         (``refine(estimate, bound)``: the rows, a boolean mask, whose bound is too loose)
         and the third-order term available, those rows' third-order estimate where its
         bound is the smaller."""
+        centre, spread, variance = self._projections(X)
+        estimate, bound, reach = self._second_order(centre, variance, transform)
+        if refine is not None and self.has_third_order:
+            rows = np.flatnonzero(refine(estimate, bound))
+            if rows.size:
+                self._third_order(estimate, bound, rows, centre[rows], spread[rows],
+                                  variance[rows], reach[rows])
+        return estimate, bound
+
+    def third_order(self, X):
+        """Each row's third-order estimate and its bound (for the tests: :meth:`estimate`
+        takes them only where the second-order bound is too loose and theirs is tighter)."""
+        centre, spread, variance = self._projections(X)
+        estimate, bound, reach = self._second_order(centre, variance, None)
+        bound[:] = np.inf
+        self._third_order(estimate, bound, np.arange(X.shape[0]), centre, spread, variance,
+                          reach)
+        return estimate, bound
+
+    def _projections(self, X):
+        """Each row's ``mu``, its spread ``a`` (``d_s = a . w_s`` for the whitened draws
+        ``w_s``) and ``v = |a|^2``."""
         products = np.asarray(X @ self.weight_columns)
         products += self.intercept_columns
         centre, spread = products[:, 0], products[:, 1:]
-        variance = np.einsum("rk,rk->r", spread, spread)
+        return centre, spread, np.einsum("rk,rk->r", spread, spread)
+
+    def _second_order(self, centre, variance, transform):
+        """The second-order estimates, their bounds and each row's reach ``rho sqrt(v)``."""
         if self.curvature is not None:
             estimate, second = self.curvature(centre)
             expand = (slice(None),) + (None,) * (estimate.ndim - 1)
@@ -373,25 +398,7 @@ class SecondOrder:
         reach = self.radius * sd
         bound = self.third_derivative(centre - reach, centre + reach)
         bound *= (self.radius / 6.0) * variance * sd
-        if refine is not None and self.has_third_order:
-            rows = np.flatnonzero(refine(estimate, bound))
-            if rows.size:
-                self._third_order(estimate, bound, rows, centre[rows], spread[rows],
-                                  variance[rows], reach[rows])
-        return estimate, bound
-
-    def third_order(self, X):
-        """Each row's third-order estimate and its bound (for the tests: :meth:`estimate`
-        takes them only where the second-order bound is too loose and theirs is tighter)."""
-        estimate, bound = self.estimate(X, None)
-        products = np.asarray(X @ self.weight_columns)
-        products += self.intercept_columns
-        centre, spread = products[:, 0], products[:, 1:]
-        variance = np.einsum("rk,rk->r", spread, spread)
-        bound[:] = np.inf
-        self._third_order(estimate, bound, np.arange(X.shape[0]), centre, spread, variance,
-                          self.radius * np.sqrt(variance))
-        return estimate, bound
+        return estimate, bound, reach
 
     def _third_order(self, estimate, bound, rows, centre, spread, variance, reach):
         """Where the third-order bound on ``rows`` is below ``bound``: ``estimate`` plus
