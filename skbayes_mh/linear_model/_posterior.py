@@ -487,6 +487,7 @@ class PredictiveClassifierMixin:
         """Posterior-predictive probabilities: the mean over the stored draws of each
         draw's class probabilities (deterministic), within ``predict_tol`` (every draw with
         ``predict_tol=None``)."""
+        check_is_fitted(self)
         family = self._family()
         if getattr(family, "inverse_link_curvature", None) is not None:
             # Two classes: the mean of F(eta), the second class's probability, alone (one
