@@ -38,9 +38,9 @@ class FittedPosterior:
         within ``predict_tol`` of the mean over every stored draw (that mean where it is
         None): :func:`~skbayes_mh.linear_model._predictive.predictive_mean`, given the
         family's method named ``curvature`` (``"mean_curvature"`` or
-        ``"probability_curvature"``) where it has one, and its third derivatives
-        (``"mean_third_derivative"``, ``"probability_third_derivative"``) and fourth
-        derivative's bound where it has them.
+        ``"inverse_link_curvature"``) where it has one, and its third derivatives (the
+        same name with ``third_derivative``) and fourth derivative's bound where it has
+        them.
 
         Returns
         -------
@@ -54,7 +54,7 @@ class FittedPosterior:
         family = self._family()
         third = curvature.replace("curvature", "third_derivative") if curvature else None
         single = (tol is not None and tol >= SINGLE_PRECISION_MIN_TOL
-                  and curvature in ("probability_curvature", "inverse_link_curvature")
+                  and curvature == "inverse_link_curvature"
                   and getattr(family, "single_precision_probabilities", False))
         return predictive_mean(X, coef, intercept, transform, tol, relative=relative,
                                third_derivative=family.third_derivative_bound,
@@ -496,8 +496,7 @@ class PredictiveClassifierMixin:
                 X, lambda eta, draws: family.inverse_link(eta[..., 0]),
                 curvature="inverse_link_curvature")
             return np.column_stack([1.0 - positive, positive])
-        return self._predictive_mean(X, self._probabilities,
-                                     curvature="probability_curvature")
+        return self._predictive_mean(X, self._probabilities)
 
     @with_sections(_CLASS_COLUMNS)
     def predict_log_proba(self, X):

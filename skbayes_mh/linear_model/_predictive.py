@@ -240,11 +240,11 @@ def predictive_mean(X, coef, intercept, transform, tol, relative=False,
     curvature : callable or None, default=None
         ``curvature(mu)`` for ``mu`` of shape (rows,): ``transform``'s values at ``mu`` and
         their second derivatives in it, each of ``transform``'s value shape per row (the
-        family's ``mean_curvature`` or ``probability_curvature``); None: second
+        family's ``mean_curvature`` or ``inverse_link_curvature``); None: second
         differences of ``transform``.
     third, fourth_derivative : callable or None, default=None
         ``third(mu)``: the third derivatives at ``mu``, shaped as ``curvature``'s values
-        (the family's ``mean_third_derivative`` or ``probability_third_derivative``), and
+        (the family's ``mean_third_derivative`` or ``inverse_link_third_derivative``), and
         ``fourth_derivative(low, high)``, a bound on the absolute fourth derivative, as
         ``third_derivative``: rows whose second-order bound is above ``tol`` then take the
         third-order estimate where its bound is within it.

@@ -371,22 +371,18 @@ class LinearModel(FireflyBounds):
     #: prediction skip the draws where the posterior is narrow
     #: (``linear_model._predictive.SecondOrder``). None: predictions from draws alone.
     third_derivative_bound = None
-    #: With ``third_derivative_bound``: ``mean_curvature(eta)`` (a regressor's family) or
-    #: ``probability_curvature(eta)`` (a classifier's), the predictions at ``eta`` (shape
-    #: (n_rows,)) and their second derivatives in it, each shaped as the predictions
-    #: (``(n_rows,)``, or ``(n_rows, n_classes)``); None: the second-order path takes
-    #: second differences of the predictions instead.
+    #: With ``third_derivative_bound``, a regressor's family: ``mean_curvature(eta)``, the
+    #: means at ``eta`` (shape (n_rows,)) and their second derivatives in it; None: the
+    #: second-order path takes second differences of the means instead. (A binary
+    #: family's probabilities expand through ``BinaryModel.inverse_link_curvature``.)
     mean_curvature = None
-    probability_curvature = None
     #: With a curvature: ``fourth_derivative_bound(low, high)``, the same bound for the
-    #: fourth derivative, and ``mean_third_derivative(eta)`` (or
-    #: ``probability_third_derivative(eta)``), the third derivatives at ``eta`` shaped as
-    #: the predictions: the expansion then adds its third-order term where the
-    #: second-order bound is too loose (``linear_model._predictive.SecondOrder``). None:
-    #: second order only.
+    #: fourth derivative, and ``mean_third_derivative(eta)`` (a binary family's
+    #: ``inverse_link_third_derivative``), the third derivatives at ``eta``: the expansion
+    #: then adds its third-order term where the second-order bound is too loose
+    #: (``linear_model._predictive.SecondOrder``). None: second order only.
     fourth_derivative_bound = None
     mean_third_derivative = None
-    probability_third_derivative = None
 
     # --- what a model may override -------------------------------------------------------
 
@@ -720,13 +716,6 @@ class BinaryModel(LinearModel):
     #: every draw in float32 (about three times faster).
     single_precision_probabilities = False
 
-    def probability_curvature(self, eta):
-        """``[1 - F(eta), F(eta)]`` and their second derivatives ``[-F'', F'']``, each of
-        shape (n_rows, 2)."""
-        value, second = self.inverse_link_curvature(eta)
-        return (np.column_stack([1.0 - value, value]),
-                np.column_stack([-second, second]))
-
     def third_derivative_bound(self, low, high):
         """The largest ``|F'''|`` over ``[low, high]`` (``1 - F`` has the same), at most."""
         return _envelope_bound(type(self), 3, low, high)
@@ -734,12 +723,6 @@ class BinaryModel(LinearModel):
     def fourth_derivative_bound(self, low, high):
         """The largest ``|F''''|`` over ``[low, high]`` (``1 - F`` has the same), at most."""
         return _envelope_bound(type(self), 4, low, high)
-
-    def probability_third_derivative(self, eta):
-        """The third derivatives of ``[1 - F(eta), F(eta)]``, ``[-F''', F''']``, of shape
-        (n_rows, 2)."""
-        third = self.inverse_link_third_derivative(eta)
-        return np.column_stack([-third, third])
 
     def log_likelihood(self, eta, variables, y):
         """``log F((2 y - 1) eta)`` for labels ``y`` in {0, 1}."""

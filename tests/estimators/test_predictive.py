@@ -361,8 +361,9 @@ def test_the_second_order_error_bound_holds_at_every_row(family):
     """``SecondOrder``: the estimate ``f(mu) + f2(mu) v / 2`` differs from the mean over
     every draw by at most its bound at every row (a deterministic bound: no tolerance but
     rounding), on a posterior wide enough (60 rows) that the remainder is not negligible;
-    with the family's second derivative (``mean_curvature``, ``probability_curvature``)
-    as with second differences of the predictions, which agree to their rounding. The
+    with the family's second derivative (``mean_curvature``, a binary family's
+    ``inverse_link_curvature``: its second class's probability, which ``predict_proba``
+    expands) as with second differences of the predictions, which agree to their rounding. The
     third-order estimate likewise, within its own bound."""
     from skbayes_mh.linear_model._predictive import SecondOrder
 
@@ -385,13 +386,14 @@ def test_the_second_order_error_bound_holds_at_every_row(family):
             eta + rng.standard_t(5, size=60)
     quiet_fit(fit, X, y)
     family_model = fit._family()
-    if family in ("logistic", "probit"):
+    binary = family in ("logistic", "probit")
+    if binary:
         def transform(eta, draws):
-            return fit._probabilities(eta, draws)
+            return family_model.inverse_link(eta[..., 0])
     else:
         def transform(eta, draws):
             return family_model.mean(eta, {})
-    curvature = (family_model.probability_curvature if family in ("logistic", "probit")
+    curvature = (family_model.inverse_link_curvature if binary
                  else family_model.mean_curvature)
     X_test = rng.normal(size=(500, 3)) * 1.5
     X_all, coef, intercept = fit._linear_draws(X_test)
@@ -414,7 +416,7 @@ def test_the_second_order_error_bound_holds_at_every_row(family):
     assert np.median(error / bound) < 0.5 and bound.max() > 1e-4  # not vacuous
     # The third-order estimate f(mu) + f2 v / 2 + f3(mu) E[d^3] / 6 and its bound, sup |f4|
     # rho^2 v^2 / 24, at every row.
-    third = (family_model.probability_third_derivative if family in ("logistic", "probit")
+    third = (family_model.inverse_link_third_derivative if binary
              else family_model.mean_third_derivative)
     expansion = SecondOrder(coef[:, 0], intercept[:, 0], family_model.third_derivative_bound,
                             curvature, third, family_model.fourth_derivative_bound)
@@ -444,21 +446,24 @@ def test_the_third_order_term_settles_rows_the_second_order_bound_leaves():
                     X, y)
     X_all, coef, intercept = fit._linear_draws(logistic_data(5000, seed=4)[0])
     family = fit._family()
-    exact = fit.set_params(predict_tol=None).predict_proba(X_all)
+    exact = fit.set_params(predict_tol=None).predict_proba(X_all)[:, 1]
     evaluated = {}
-    for order, terms in ((2, {}), (3, dict(third=family.probability_third_derivative,
+    for order, terms in ((2, {}), (3, dict(third=family.inverse_link_third_derivative,
                                            fourth_derivative=family.fourth_derivative_bound))):
         seen = []
-        found = predictive_mean(X_all, coef, intercept, counting(fit._probabilities, seen),
+        found = predictive_mean(X_all, coef, intercept,
+                                counting(lambda eta, draws: family.inverse_link(eta[..., 0]),
+                                         seen),
                                 1e-4, third_derivative=family.third_derivative_bound,
-                                curvature=family.probability_curvature, **terms)
+                                curvature=family.inverse_link_curvature, **terms)
         assert np.abs(found - exact).max() <= 1e-4
         evaluated[order] = sum(seen)
     assert evaluated[2] >= len(X_all)  # every row, every draw
     assert evaluated[3] < 0.5 * len(X_all)
     # The estimator's predictions take the third-order term (its rows that average every
     # draw do so in float32, within 2.5e-7).
-    assert np.abs(fit.set_params(predict_tol=1e-4).predict_proba(X_all) - found).max() <= 3e-7
+    predicted = fit.set_params(predict_tol=1e-4).predict_proba(X_all)
+    assert np.abs(predicted[:, 1] - found).max() <= 3e-7
 
 
 def _traced_peak(function):

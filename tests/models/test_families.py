@@ -243,13 +243,16 @@ def test_the_vectorised_sigmoid_is_scipys_expit():
 
 def _expansion_cases():
     """The families whose predictions take the expansion (``third_derivative_bound``):
-    each with its predictions' curvature method and, where it has one, third derivatives."""
+    each with the prefix of its predictions' curvature and third-derivative methods (a
+    binary family's ``inverse_link_*``, its second class's probability; a regressor's
+    ``mean_*``)."""
     cases = []
     for param in _cases():
         family = param.values[0]
         if family.third_derivative_bound is None:
             continue
-        kind = "probability" if family.probability_curvature is not None else "mean"
+        binary = getattr(family, "inverse_link_curvature", None) is not None
+        kind = "inverse_link" if binary else "mean"
         cases.append(pytest.param(family, kind, id=param.id))
     return cases
 
