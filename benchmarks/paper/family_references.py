@@ -4,7 +4,10 @@ random-walk Metropolis chain of the model written there apart from the estimator
 (``independent_chain``: a user's row log-likelihood and prior through ``sample()``), every
 tenth step kept, summarised per coordinate (mean, sd, their Monte Carlo standard errors as
 ``tests/_stats.py`` computes them, bulk ESS) with the data it was run on, into
-``tests/estimators/data/{family}_reference.npz``. The tests compare their fits' draws with
+``tests/estimators/data/{family}_reference.npz``; likewise the group-level intercepts of
+``tests/estimators/test_group_effects.py`` (``grouped_intercepts``, and
+``undiffering_groups``: groups that do not differ, sampled in non-centred coordinates),
+whose chains are :data:`CHAINS`. The tests compare their fits' draws with
 these summaries (``_models.stored_reference``), at both sides' Monte Carlo error. And, with
 ``control_variates``, the importance-sampling reference of
 ``tests/sampling/test_control_variates.py`` (its moments and exact starts).
@@ -16,6 +19,10 @@ these summaries (``_models.stored_reference``), at both sides' Monte Carlo error
 or less of a test fit's. The ordinal reference of 2,000,000 steps put the second log gap's
 mean 0.006 sd (1.5 of its standard errors) from this one, and 24 seeds of the default fit
 0.009 sd from it (2 errors): a shorter reference's own error made the fits look biased.
+The group-level references: 5,000,000 steps (``grouped_intercepts``, 131 s beside a busy
+second core; bulk ESS 130,755 or more) and 10,000,000 (``undiffering_groups``, whose sd's
+heavy tails mix slowest; 341 s, bulk ESS 194,303 or more), which the suite ran as 400,000
+and 800,000 steps at every run (7 s and 10 s of a test worker).
 """
 import argparse
 import importlib
@@ -36,9 +43,14 @@ from skbayes_mh.diagnostics import ess_bulk  # noqa: E402
 #: importance sampling (``tests/sampling/test_control_variates.py``), the suite's draws.
 CONTROL_VARIATES = ROOT / "tests" / "sampling" / "data" / "control_variates_reference.npz"
 
-FAMILIES = ("binomial", "gamma", "negative_binomial", "ordinal", "probit", "control_variates")
+FAMILIES = ("binomial", "gamma", "negative_binomial", "ordinal", "probit", "grouped_intercepts",
+            "undiffering_groups", "control_variates")
+#: The references that are not a family's: ``(test module, function)`` of their chains.
+CHAINS = {"grouped_intercepts": ("test_group_effects", "independent_chain"),
+          "undiffering_groups": ("test_group_effects", "undiffering_chain")}
 #: Steps of each family's chain (every tenth kept).
-STEPS = {"ordinal": 10_000_000}
+STEPS = {"ordinal": 10_000_000, "grouped_intercepts": 5_000_000,
+         "undiffering_groups": 10_000_000}
 DEFAULT_STEPS = 2_000_000
 
 
@@ -53,10 +65,10 @@ def main():
         if family == "control_variates":
             control_variates_reference()
             continue
-        module = importlib.import_module(f"test_{family}")
+        module_name, function = CHAINS.get(family, (f"test_{family}", "independent_chain"))
         steps = args.steps or STEPS.get(family, DEFAULT_STEPS)
         started = time.perf_counter()
-        X, y, chain = module.independent_chain(steps)
+        X, y, chain = getattr(importlib.import_module(module_name), function)(steps)
         seconds = time.perf_counter() - started
         mean, sd, mean_error, sd_error = moments_and_errors(chain)
         ess = ess_bulk(chain[None])

@@ -51,7 +51,9 @@ class NegativeBinomialRegression(PoissonDevianceScoreMixin, RegressorMixin,
 
     _takes_exposure = True
     _fit_doc = dict(what="the weights and the dispersion", y="counts ``y``",
-                    y_description="Non-negative counts.")
+                    y_description="Non-negative counts (non-integer values act as in the "
+                                  "likelihood's extension through the gamma function, as "
+                                  "in statsmodels' negative binomial).")
 
     def _problem(self, X, y, weights, summary, acceptance):
         return self._count_problem(X, y, weights, summary, PRIORS[self.prior] | LOG_SCALE,

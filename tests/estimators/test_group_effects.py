@@ -18,7 +18,7 @@ from skbayes_mh.models._prior import (BASE, GAUSSIAN, GROUP_CORRELATION, GROUP_S
                                       GROUP_SD_INTERWOVEN, GROUP_SD_RESCALED, LOG_SCALE,
                                       BuiltinPrior)
 
-from _models import long_metropolis_chain, quiet_fit
+from _models import long_metropolis_chain, quiet_fit, stored_reference
 from _stats import Moments, assert_same_distribution
 
 N_GROUPS = 6
@@ -151,16 +151,25 @@ def test_correlated_group_prior_matches_scipy(k, n_levels):
 REFERENCE_SETTINGS = dict(group_effects=[1], autoscale=False, fit_intercept=False)
 
 
-@pytest.fixture(scope="module")
-def long_chain():
-    """Every tenth draw of 400,000 random-walk Metropolis steps on the reference model,
-    started at and scaled by a short fit (bulk ESS about 10,000 on every coordinate)."""
+def independent_chain(n_steps):
+    """The data and every tenth of ``n_steps`` random-walk Metropolis steps on the reference
+    model (``benchmarks/paper/family_references.py`` stores its summary as
+    ``grouped_intercepts``), started at and scaled by a short fit."""
     X, y, rows = grouped_logistic()
     pilot = quiet_fit(MinibatchMHLogisticRegression(
         **REFERENCE_SETTINGS, n_draws=500, n_chains=2, random_state=2), X, y)
     draws = pilot._theta_draws().reshape(-1, N_GROUPS + 2)
-    return long_metropolis_chain(grouped_logistic_loglik, grouped_logistic_log_prior, rows,
-                                 draws.mean(axis=0), 0.8 * draws.std(axis=0), 400_000)
+    return X, y, long_metropolis_chain(grouped_logistic_loglik, grouped_logistic_log_prior,
+                                       rows, draws.mean(axis=0), 0.8 * draws.std(axis=0),
+                                       n_steps)
+
+
+@pytest.fixture(scope="module")
+def long_chain():
+    """The stored summary of :func:`independent_chain` (5,000,000 steps: bulk ESS about
+    100,000 on every coordinate, its errors a quarter or less of a test fit's)."""
+    X, y, _ = grouped_logistic()
+    return stored_reference("grouped_intercepts", X, y)
 
 
 #: A sampling scheme of a group-level sd, forced by the thresholds its choice reads.
@@ -194,7 +203,7 @@ def test_random_intercepts_match_an_independent_long_chain(acceptance, n_draws, 
     fit = quiet_fit(MinibatchMHLogisticRegression(
         **REFERENCE_SETTINGS, acceptance=acceptance, n_draws=n_draws, n_chains=4,
         random_state=0), X, y)
-    assert_same_distribution(fit._theta_draws(), long_chain[None],
+    assert_same_distribution(fit._theta_draws(), long_chain,
                              label=f"{acceptance}, {scheme}")
 
 
@@ -260,18 +269,30 @@ def test_groups_that_do_not_differ_match_an_independent_long_chain():
     e^1.2, need twice the draws of ``test_random_intercepts_match...`` to see a 10% sd
     error). Before the start's and shape's variance of a log
     sd was capped (``GROUP_LOG_SD_MAX_VARIANCE``), chains started with the sd 10^-30 of its
-    floor and stuck there, or ran off to weights of 10^7."""
-    X, y, rows = undiffering_groups()
+    floor and stuck there, or ran off to weights of 10^7. The reference
+    (:func:`undiffering_chain`, 10,000,000 steps) is stored: bulk ESS about 100,000 a
+    coordinate, its errors a fifth or less of the fit's."""
+    X, y, _ = undiffering_groups()
     fit = quiet_fit(MinibatchMHLogisticRegression(**REFERENCE_SETTINGS, n_draws=10_000,
                                                   n_chains=4, random_state=0), X, y)
+    assert_same_distribution(fit._theta_draws(), stored_reference("undiffering_groups", X, y),
+                             label="undiffering")
+
+
+def undiffering_chain(n_steps):
+    """The data of :func:`undiffering_groups` and every tenth of ``n_steps`` random-walk
+    Metropolis steps in the non-centred coordinates, mapped back to the effects
+    (``benchmarks/paper/family_references.py`` stores their summary as
+    ``undiffering_groups``)."""
+    X, y, rows = undiffering_groups()
     start = np.zeros(N_GROUPS + 2)
     start[-1] = np.log(0.3)
     steps = np.full(N_GROUPS + 2, 0.8)
     steps[0] = 0.12
-    reference = long_metropolis_chain(non_centred_loglik, non_centred_log_prior, rows, start,
-                                      steps, 800_000)
-    reference[:, 1:-1] *= np.exp(reference[:, -1:])  # u = sd z
-    assert_same_distribution(fit._theta_draws(), reference[None], label="undiffering")
+    chain = long_metropolis_chain(non_centred_loglik, non_centred_log_prior, rows, start,
+                                  steps, n_steps)
+    chain[:, 1:-1] *= np.exp(chain[:, -1:])  # u = sd z
+    return X, y, chain
 
 
 def grouped_slopes(n=360, rho=0.6, seed=5):

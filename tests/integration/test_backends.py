@@ -348,7 +348,7 @@ def test_a_worker_that_dies_mid_fit_loses_nothing_else(backends, threaded_fits, 
     chain, warns naming the lost one, and returns (no hang). Loky ends its whole pool when
     a worker dies, so there the other chain ran again too (in a new pool)."""
     import skbayes_mh._core.fit as fit_module
-    from skbayes_mh.sampling import chain_seeds
+    from skbayes_mh.sampling import _parallel, chain_seeds
 
     context = backends[backend]
     X, y = make_data("classification", binary=True)
@@ -359,10 +359,46 @@ def test_a_worker_that_dies_mid_fit_loses_nothing_else(backends, threaded_fits, 
     assert (tmp_path / "died").exists()
     np.testing.assert_array_equal(fit.posterior_["coef"], reference)
     monkeypatch.setattr(fit_module, "run_chain", dying_chain(victim))
+    # One attempt alone on loky (after the two together): every attempt starts a new pool
+    # (about 3 s of its workers' imports); the count is tested without processes below.
+    monkeypatch.setattr(_parallel, "LOKY_ATTEMPTS", 1)
     with pytest.warns(UserWarning, match=r"the worker of chain 1 died under it .* keeps the "
                                          r"other 1 "):
         fit = fit_within(180, context, MinibatchMHLogisticRegression(**FIT), X, y)
     np.testing.assert_array_equal(fit.posterior_["coef"], reference[:1])
+
+
+@pytest.mark.parametrize("attempts", [1, 3])
+def test_loky_gives_a_call_up_after_its_attempts_alone(monkeypatch, attempts):
+    """The rounds of ``_loky_tasks`` without processes: a stand-in for joblib's ``Parallel``
+    whose pool "dies" (``TerminatedWorkerError``) under call 1, after the other calls
+    returned. They are kept and not run again; call 1 runs again alone until it has died
+    ``LOKY_ATTEMPTS`` times alone, and its place holds a ``WorkerLost``."""
+    from joblib.externals.loky.process_executor import TerminatedWorkerError
+
+    from skbayes_mh.sampling import _parallel
+
+    runs = []
+
+    class DyingPool:
+        def __init__(self, **_):
+            pass
+
+        def __call__(self, calls):
+            calls = list(calls)
+            runs.append(sorted(call[1][2] for call in calls))
+            for function, args, kwargs in calls:  # the others return before the death
+                if args[2] != 1:
+                    yield function(*args, **kwargs)
+            if 1 in runs[-1]:
+                raise TerminatedWorkerError("a worker died")
+
+    monkeypatch.setattr(_parallel, "Parallel", DyingPool)
+    monkeypatch.setattr(_parallel, "LOKY_ATTEMPTS", attempts)
+    results = _parallel._loky_tasks(lambda value: 10 * value, [(0,), (1,), (2,)], 2)
+    assert results[0] == 0 and results[2] == 20
+    assert isinstance(results[1], _parallel.WorkerLost)
+    assert runs == [[0, 1, 2]] + [[1]] * attempts
 
 
 @needs_main_thread
