@@ -139,8 +139,13 @@ class Backends:
 
     def _start_dask(self):
         distributed = installed("distributed")
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                           dashboard_address=None)
+        import dask
+
+        # A task is given up after one retry (Dask's default: three), as the worker that died
+        # under it restarts each time (seconds of imports) and a retry is a retry.
+        with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+            cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1,
+                                               processes=True, dashboard_address=None)
         self._running.append(cluster.close)
         client = distributed.Client(cluster)
         self._running.append(client.close)
