@@ -316,8 +316,8 @@ def _no_trend(values, z_limit):
     spread = [part.var() for part in (first, second)]
     if max(spread) == 0.0:  # a chain that never moved has no level to judge
         return False
-    with np.errstate(all="ignore"):
-        ess = [float(ess_bulk(part[None, :, None])[0]) for part in (first, second)]
+    with np.errstate(all="ignore"):  # both halves in one call, each a parameter of its own
+        ess = ess_bulk(np.stack([first, second], axis=-1)[None])
     error = np.sqrt(sum(v / max(e, 1.0) for v, e in zip(spread, ess) if np.isfinite(e)))
     if not np.isfinite(error) or error == 0.0:
         return False
