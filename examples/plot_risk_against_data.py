@@ -18,7 +18,7 @@ test with control variates and Hamiltonian paths on the proxies).
 
 On the MNIST files when they sit in ``../shared/data/mnist`` beside the checkout (or in
 ``$SKBAYES_MH_DATA/mnist``), otherwise on synthetic data of the same shape. With
-``SKBAYES_MH_DOCS_SMALL=1`` it runs fewer draws.
+``SKBAYES_MH_DOCS_SMALL=1`` it runs fewer draws after a shorter warm-up.
 """
 
 import os
@@ -37,6 +37,7 @@ from skbayes_mh.plotting import plot_data_read
 
 SMALL = bool(os.environ.get("SKBAYES_MH_DOCS_SMALL"))
 N_DRAWS = 150 if SMALL else 1000
+N_WARMUP = 150 if SMALL else "auto"
 
 HERE = Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd()
 MNIST = Path(os.environ.get("SKBAYES_MH_DATA", HERE.parents[1] / "shared" / "data")) / "mnist"
@@ -51,7 +52,8 @@ print(f"{source}: {X.shape[0]:,} rows x {X.shape[1]} principal components")
 # ----------------------------
 
 reference = MinibatchMHLogisticRegression(acceptance="metropolis", n_draws=2 * N_DRAWS,
-                                          n_chains=2, random_state=1).fit(X, y)
+                                          n_warmup=N_WARMUP, n_chains=2,
+                                          random_state=1).fit(X, y)
 reference_proba = reference.predict_proba(X_test)[:, 1]
 print(f"reference: accuracy {np.mean(reference.predict(X_test) == y_test):.4f}")
 
@@ -66,8 +68,9 @@ fits = {}
 for name, setting in settings.items():
     with warnings.catch_warnings():  # the random-walk chains are short on purpose
         warnings.simplefilter("ignore", ConvergenceWarning)
-        fits[name] = MinibatchMHLogisticRegression(n_draws=N_DRAWS, n_chains=2, thin=1,
-                                                   random_state=0, **setting).fit(X, y)
+        fits[name] = MinibatchMHLogisticRegression(n_draws=N_DRAWS, n_warmup=N_WARMUP,
+                                                   n_chains=2, thin=1, random_state=0,
+                                                   **setting).fit(X, y)
     risk = fits[name].predictive_mean_risk(X_test, reference_proba).risk.mean(axis=0)
     print(f"{name:>24}: {fits[name].posterior_['n_data_read'].mean():8,.1f} rows per draw, "
           f"final risk {risk[-1]:.2e}")

@@ -11,7 +11,8 @@ HMC would get their gradient from them too).
 
 The model here: a Weibull likelihood for 200,000 lifetimes, with log-shape and log-scale
 parameters ``theta = (log k, log lam)``, flat priors. The minibatch test with control
-variates is compared with the exact Metropolis test on all rows.
+variates is compared with the exact Metropolis test on all rows. With
+``SKBAYES_MH_DOCS_SMALL=1`` it reads 20,000 lifetimes and runs shorter chains.
 """
 
 import os
@@ -22,7 +23,9 @@ import numpy as np
 
 from skbayes_mh import sample
 
-N = 20_000 if os.environ.get("SKBAYES_MH_DOCS_SMALL") else 200_000
+SMALL = bool(os.environ.get("SKBAYES_MH_DOCS_SMALL"))
+N = 20_000 if SMALL else 200_000
+N_DRAWS, N_WARMUP = (1000, 300) if SMALL else (4000, 1000)
 rng = np.random.default_rng(0)
 data = (2.0 * rng.weibull(1.5, size=N))[:, None]  # shape k = 1.5, scale lam = 2
 
@@ -71,8 +74,8 @@ start = np.array([0.0, 0.0])
 runs = {}
 for name in ("minibatch", "metropolis"):
     runs[name] = sample(loglik, data, start, step_size=1.3 / np.sqrt(N), gradient=gradient,
-                        hessian=hessian, acceptance=name, n_draws=4000, n_warmup=1000,
-                        random_state=0)
+                        hessian=hessian, acceptance=name, n_draws=N_DRAWS,
+                        n_warmup=N_WARMUP, random_state=0)
     result = runs[name]
     k, lam = np.exp(result.draws).mean(axis=0)
     print(f"{name:>10}: rows read per iteration {result.mean_data_read:9,.1f} of {N:,}, "
