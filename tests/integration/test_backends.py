@@ -141,8 +141,8 @@ class Backends:
         distributed = installed("distributed")
         import dask
 
-        # A task is given up after one retry (Dask's default: three), as the worker that died
-        # under it restarts each time (seconds of imports) and a retry is a retry.
+        # A task is given up after one retry (Dask's default: three): each death restarts a
+        # worker (seconds of imports), and one retry takes the path that three take.
         with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
             cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1,
                                                processes=True, dashboard_address=None)
